@@ -1,0 +1,80 @@
+/* tagg configuration: the one table of keys, parsed and validated in one place.
+ *
+ * Sources, lowest to highest precedence:
+ *   1. built-in defaults (the table below),
+ *   2. environment variables (TAGG_*; read on rank 0 and broadcast by the callers
+ *      that have a communicator, so every rank sees the same values),
+ *   3. the configuration string: HDF5_DRIVER_CONFIG, H5Pset_driver_by_name(fapl,
+ *      "tagg", str), or the VOL connector's info string ("key=value;key=value").
+ * Unknown keys and bad values are rejected with a message listing what is valid.
+ */
+#ifndef TAGG_CONFIG_H
+#define TAGG_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Names of the environment variables, for documentation and tests. */
+#define TAGG_ENV_VERBOSE "TAGG_VERBOSE"
+#define TAGG_ENV_SUMMARY "TAGG_SUMMARY"
+#define TAGG_ENV_BACKEND "TAGG_BACKEND"
+#define TAGG_ENV_FSYNC "TAGG_FSYNC"
+#define TAGG_ENV_CONFIG "TAGG_CONFIG"
+
+/* Raw-data paths (the io backend registry in io.c). */
+typedef enum { TAGG_BACKEND_MPIIO = 0, TAGG_BACKEND_COUNT_ } tagg_backend_t;
+
+/* Layouts of the data on storage. */
+typedef enum { TAGG_LAYOUT_SHARED = 0, TAGG_LAYOUT_COUNT_ } tagg_layout_t;
+
+/* X(name, kind, field type, env var, default text, min, max, enum names, help)
+ * kind: BOOL, INT, SIZE (accepts K/M/G suffixes), ENUM, STR. */
+#define TAGG_CONFIG_TABLE(X)                                                                              \
+    X(verbose, INT, int, TAGG_ENV_VERBOSE, "0", 0, 2, NULL,                                              \
+      "0 quiet; 1 one summary line per file on rank 0 at close; 2 also the effective configuration at open") \
+    X(summary, STR, char *, TAGG_ENV_SUMMARY, "", 0, 0, NULL,                                            \
+      "file to which rank 0 appends the per-file summary line at close (empty: none)")                   \
+    X(backend, ENUM, int, TAGG_ENV_BACKEND, "mpiio", 0, 0, tagg_backend_names,                           \
+      "raw-data path under the aggregation layer's entry point")                                        \
+    X(layout, ENUM, int, NULL, "shared", 0, 0, tagg_layout_names,                                        \
+      "storage layout: one shared HDF5 file")                                                            \
+    X(fsync, BOOL, int, TAGG_ENV_FSYNC, "0", 0, 1, NULL,                                                 \
+      "call MPI_File_sync at flush and close, so timings include the storage")
+
+extern const char *const tagg_backend_names[];
+extern const char *const tagg_layout_names[];
+
+typedef struct tagg_config {
+#define TAGG_CONFIG_FIELD_(name, kind, ctype, env, def, lo, hi, names, help) ctype name;
+    TAGG_CONFIG_TABLE(TAGG_CONFIG_FIELD_)
+#undef TAGG_CONFIG_FIELD_
+} tagg_config_t;
+
+/* Fills defaults. Always succeeds. */
+void tagg_config_init(tagg_config_t *cfg);
+/* Releases owned strings (the struct itself is the caller's). */
+void tagg_config_clear(tagg_config_t *cfg);
+/* Copies (deep). Returns 0, or -1 when out of memory. */
+int tagg_config_copy(tagg_config_t *dst, const tagg_config_t *src);
+
+/* Applies one "key=value;key=value" string. Empty or NULL: nothing.
+ * Returns 0, or -1 with a message in err (keeps earlier valid keys applied). */
+int tagg_config_apply_string(tagg_config_t *cfg, const char *str, char *err, size_t errlen);
+
+/* Gathers the TAGG_* environment into one config string ("key=value;..."), in
+ * table order, plus the contents of TAGG_CONFIG at the end. The caller frees it.
+ * Used so one rank can read the environment and broadcast it. */
+char *tagg_config_env_string(void);
+
+/* Defaults, then environment string env_str (may be NULL), then config string str.
+ * Returns 0 or -1 with message. */
+int tagg_config_build(tagg_config_t *cfg, const char *env_str, const char *str, char *err, size_t errlen);
+
+/* Prints the effective configuration as "key=value;key=value" (canonical form).
+ * Returns the length that would be written (snprintf semantics). */
+int tagg_config_format(const tagg_config_t *cfg, char *buf, size_t len);
+
+/* Writes the documentation table (markdown) of every key, for the README. */
+void tagg_config_doc(void *FILE_stream);
+
+#endif

@@ -305,8 +305,9 @@ static herr_t tagg_write(H5FD_t *f, H5FD_mem_t type, hid_t dxpl, haddr_t addr, s
     return plain_io(f, type, addr, size, (void *)buf, TAGG_WRITE);
 }
 
-/* Vector I/O: HDF5's convention is that a zero size, or H5FD_MEM_NOLIST type,
- * repeats the previous one for the rest of the list. */
+/* Vector I/O: HDF5's convention is that a zero size, or an H5FD_MEM_NOLIST
+ * type, repeats the previous one for the rest of the list, and the array may
+ * end there (HDF5 passes two-element size and type arrays): read no further. */
 static herr_t vector_io(H5FD_t *_file, uint32_t count, H5FD_mem_t types[], haddr_t addrs[], size_t sizes[],
                         void *bufs[], tagg_dir_t dir)
 {
@@ -316,12 +317,21 @@ static herr_t vector_io(H5FD_t *_file, uint32_t count, H5FD_mem_t types[], haddr
     bool           coll = tagg_h5ctx_collective();
     size_t         size = 0;
     H5FD_mem_t     type = H5FD_MEM_DEFAULT, kind_type = H5FD_MEM_DRAW;
+    bool           size_fixed = false, type_fixed = false;
     tagg_extents_init(&x);
     for (uint32_t i = 0; i < count && rc == 0; i++) {
-        if (i == 0 || sizes[i] != 0)
-            size = sizes[i];
-        if (i == 0 || types[i] != H5FD_MEM_NOLIST)
-            type = types[i];
+        if (!size_fixed) {
+            if (i > 0 && sizes[i] == 0)
+                size_fixed = true;
+            else
+                size = sizes[i];
+        }
+        if (!type_fixed) {
+            if (i > 0 && types[i] == H5FD_MEM_NOLIST)
+                type_fixed = true;
+            else
+                type = types[i];
+        }
         if (type != H5FD_MEM_DRAW)
             kind_type = type;
         if (tagg_extents_push(&x, addrs[i], size, bufs[i]) < 0) {
@@ -347,7 +357,7 @@ static herr_t tagg_write_vector(H5FD_t *f, hid_t dxpl, uint32_t count, H5FD_mem_
 }
 
 /* Selection I/O: pairs of dataspace selections; a zero element size or NULL
- * buffer repeats the previous one. */
+ * buffer repeats the previous one for the rest (and the array may end there). */
 static herr_t selection_io(H5FD_t *_file, H5FD_mem_t type, size_t count, hid_t mem_spaces[], hid_t file_spaces[],
                            haddr_t offsets[], size_t element_sizes[], void *bufs[], tagg_dir_t dir)
 {
@@ -357,12 +367,21 @@ static herr_t selection_io(H5FD_t *_file, H5FD_mem_t type, size_t count, hid_t m
     bool           coll = tagg_h5ctx_collective();
     size_t         esize = 0;
     void          *buf   = NULL;
+    bool           esize_fixed = false, buf_fixed = false;
     tagg_extents_init(&x);
     for (size_t i = 0; i < count && rc == 0; i++) {
-        if (i == 0 || element_sizes[i] != 0)
-            esize = element_sizes[i];
-        if (i == 0 || bufs[i] != NULL)
-            buf = bufs[i];
+        if (!esize_fixed) {
+            if (i > 0 && element_sizes[i] == 0)
+                esize_fixed = true;
+            else
+                esize = element_sizes[i];
+        }
+        if (!buf_fixed) {
+            if (i > 0 && bufs[i] == NULL)
+                buf_fixed = true;
+            else
+                buf = bufs[i];
+        }
         rc = tagg_extents_from_selection(&x, mem_spaces[i], file_spaces[i], offsets[i], esize, buf);
     }
     return finish(file->tf, &x, kind_of(type), coll, dir, rc);

@@ -49,14 +49,19 @@ void tagg_vol_errors_close(void)
 {
     if (tagg_err_cls < 0)
         return;
-    /* Unregistering the class closes its messages too. */
+    /* Unregistering the class closes its messages too. Entries already on the
+     * error stack hold their own references, so they still print; but the call
+     * would clear the stack, and HDF5 terminates the connector right after a
+     * failed info string: keep the stack. */
+    hid_t saved = tagg_vol_stack_save();
     H5Eunregister_class(tagg_err_cls);
+    tagg_vol_stack_restore(saved);
     tagg_err_cls = tagg_err_maj = H5I_INVALID_HID;
     for (int i = 0; i < TAGG_VOL_E_COUNT_; i++)
         tagg_err_min[i] = H5I_INVALID_HID;
 }
 
-void tagg_vol_error(const char *func, unsigned line, tagg_vol_err_t code, const char *fmt, ...)
+void tagg_vol_error(const char *file, const char *func, unsigned line, tagg_vol_err_t code, const char *fmt, ...)
 {
     char    msg[1024];
     va_list ap;
@@ -71,14 +76,14 @@ void tagg_vol_error(const char *func, unsigned line, tagg_vol_err_t code, const 
         tagg_vol_stack_restore(saved);
         if (ok < 0) {
             /* No error class: fall back to the library's own one. */
-            H5Epush2(H5E_DEFAULT, __FILE__, func, line, H5E_ERR_CLS, H5E_VOL, H5E_CANTINIT, "tagg VOL: %s",
+            H5Epush2(H5E_DEFAULT, file, func, line, H5E_ERR_CLS, H5E_VOL, H5E_CANTINIT, "tagg VOL: %s",
                      msg);
             return;
         }
     }
     if ((int)code < 0 || (int)code >= TAGG_VOL_E_COUNT_)
         code = TAGG_VOL_E_CALL;
-    H5Epush2(H5E_DEFAULT, __FILE__, func, line, tagg_err_cls, tagg_err_maj, tagg_err_min[code], "tagg VOL: %s",
+    H5Epush2(H5E_DEFAULT, file, func, line, tagg_err_cls, tagg_err_maj, tagg_err_min[code], "tagg VOL: %s",
              msg);
 }
 
@@ -91,6 +96,21 @@ void tagg_vol_stack_restore(hid_t saved)
 {
     if (saved >= 0)
         H5Eset_current_stack(saved); /* also closes the saved stack's id */
+}
+
+void tagg_vol_quiet_begin(tagg_vol_quiet_t *q)
+{
+    q->func = NULL;
+    q->data = NULL;
+    q->ok   = H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data) >= 0;
+    if (q->ok)
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+void tagg_vol_quiet_end(const tagg_vol_quiet_t *q)
+{
+    if (q->ok)
+        H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
 }
 
 /* ---- wrapper objects ----------------------------------------------------- */

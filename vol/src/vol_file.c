@@ -33,11 +33,14 @@ static herr_t redirect_mpio(hid_t fapl_id, const char *cfg, bool *redirected)
     }
     /* HDF5 functions below clear the error stack on entry; note what failed
      * and push our message once everything is released. */
-    const char *failed = NULL;
+    const char      *failed = NULL;
+    tagg_vol_quiet_t quiet;
+    tagg_vol_quiet_begin(&quiet);
     if (H5Pset_driver_by_name(fapl_id, TAGG_VOL_VFD_NAME, cfg) < 0)
         failed = "vfd";
     else if (H5Pset_mpi_params(fapl_id, comm, info) < 0)
         failed = "mpi";
+    tagg_vol_quiet_end(&quiet);
     if (comm != MPI_COMM_NULL)
         MPI_Comm_free(&comm);
     if (info != MPI_INFO_NULL)

@@ -174,8 +174,11 @@ static hid_t resolve_under(const char *text, char *err, size_t errlen)
         snprintf(err, errlen, "under_vol=%s is not a valid connector value", text);
         return H5I_INVALID_HID;
     }
+    tagg_vol_quiet_t quiet;
+    tagg_vol_quiet_begin(&quiet);
     hid_t id = num ? H5VLregister_connector_by_value((H5VL_class_value_t)v, H5P_DEFAULT)
                    : H5VLregister_connector_by_name(text, H5P_DEFAULT);
+    tagg_vol_quiet_end(&quiet);
     if (id < 0) {
         const char *path = getenv("HDF5_PLUGIN_PATH");
         snprintf(err, errlen,
@@ -229,8 +232,13 @@ herr_t tagg_vol_str_to_info(const char *str, void **info_out)
     }
     if (info->under_id < 0)
         goto fail;
-    if (pc.under_info && *pc.under_info &&
-        H5VLconnector_str_to_info(pc.under_info, info->under_id, &info->under_info) < 0) {
+    tagg_vol_quiet_t quiet;
+    tagg_vol_quiet_begin(&quiet);
+    herr_t under_ok = 0;
+    if (pc.under_info && *pc.under_info)
+        under_ok = H5VLconnector_str_to_info(pc.under_info, info->under_id, &info->under_info);
+    tagg_vol_quiet_end(&quiet);
+    if (under_ok < 0) {
         snprintf(err, sizeof err, "the connector under_vol=%s rejected under_info={%s}",
                  pc.under_vol ? pc.under_vol : "native", pc.under_info);
         info->under_info = NULL;

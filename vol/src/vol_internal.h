@@ -60,12 +60,12 @@ typedef enum {
 
 /* Pushes "tagg VOL: <message>" on the default HDF5 error stack under the
  * "tagg" error class. Never fails loudly (a connector must not abort). */
-void tagg_vol_error(const char *func, unsigned line, tagg_vol_err_t code, const char *fmt, ...)
+void tagg_vol_error(const char *file, const char *func, unsigned line, tagg_vol_err_t code, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
+    __attribute__((format(printf, 5, 6)))
 #endif
     ;
-#define TAGG_VOL_ERR(code, ...) tagg_vol_error(__func__, __LINE__, (code), __VA_ARGS__)
+#define TAGG_VOL_ERR(code, ...) tagg_vol_error(__FILE__, __func__, __LINE__, (code), __VA_ARGS__)
 
 /* Registers / closes the error class (initialize / terminate). */
 herr_t tagg_vol_errors_open(void);
@@ -76,6 +76,18 @@ void   tagg_vol_errors_close(void);
  * with tagg_vol_stack_restore. */
 hid_t tagg_vol_stack_save(void);
 void  tagg_vol_stack_restore(hid_t saved);
+
+/* Public HDF5 calls made from inside a callback print their own error stack
+ * when they fail. Around a call whose failure the connector reports itself,
+ * switch that printing off, so that the application sees one complete stack
+ * (the inner entries stay on it). */
+typedef struct {
+    H5E_auto2_t func;
+    void       *data;
+    int         ok;
+} tagg_vol_quiet_t;
+void tagg_vol_quiet_begin(tagg_vol_quiet_t *q);
+void tagg_vol_quiet_end(const tagg_vol_quiet_t *q);
 
 /* ---- wrapped objects (vol.c) --------------------------------------------- */
 

@@ -1,0 +1,63 @@
+#include "error.h"
+
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+static hid_t cls_g = H5I_INVALID_HID;
+static hid_t maj_g = H5I_INVALID_HID;
+static hid_t min_g[TAGG_E_COUNT_];
+static const char *const min_text[TAGG_E_COUNT_] = {"bad configuration", "MPI call failed", "I/O failed",
+                                                    "bad argument", "out of memory"};
+
+static int ensure_class(void)
+{
+    if (cls_g != H5I_INVALID_HID)
+        return 0;
+    hid_t cls = H5Eregister_class("tagg", "tagg", "0.1");
+    if (cls < 0)
+        return -1;
+    hid_t maj = H5Ecreate_msg(cls, H5E_MAJOR, "tagg");
+    if (maj < 0)
+        return -1;
+    for (int i = 0; i < TAGG_E_COUNT_; i++)
+        if ((min_g[i] = H5Ecreate_msg(cls, H5E_MINOR, min_text[i])) < 0)
+            return -1;
+    maj_g = maj;
+    cls_g = cls;
+    return 0;
+}
+
+void tagg_err_push(const char *file, const char *func, unsigned line, tagg_err_kind_t kind, const char *fmt, ...)
+{
+    char    msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (ensure_class() < 0) {
+        fprintf(stderr, "tagg: %s\n", msg);
+        return;
+    }
+    H5Epush2(H5E_DEFAULT, file, func, line, cls_g, maj_g, min_g[kind], "%s", msg);
+}
+
+void tagg_err_push_mpi(const char *file, const char *func, unsigned line, const char *what, int code)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int  len = 0;
+    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "MPI error %d", code);
+    tagg_err_push(file, func, line, TAGG_E_MPI, "%s failed: %s", what, text);
+}
+
+void tagg_err_term(void)
+{
+    if (cls_g == H5I_INVALID_HID)
+        return;
+    for (int i = 0; i < TAGG_E_COUNT_; i++)
+        H5Eclose_msg(min_g[i]);
+    H5Eclose_msg(maj_g);
+    H5Eunregister_class(cls_g);
+    cls_g = maj_g = H5I_INVALID_HID;
+}

@@ -1,0 +1,261 @@
+/* The per-file object: collective open/close/size/sync, error agreement,
+ * statistics and the per-file summary. */
+#include "error.h"
+#include "h5ctx.h"
+#include "io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Registry of raw-data paths, indexed by the config's backend enum. */
+static const tagg_backend_ops_t *const backends[TAGG_BACKEND_COUNT_] = {
+    [TAGG_BACKEND_MPIIO] = &tagg_backend_mpiio,
+};
+
+int tagg_agree(MPI_Comm comm, int local_rc, const char *what)
+{
+    int rank, in[2], out[2];
+    MPI_Comm_rank(comm, &rank);
+    /* MINLOC over (ok, rank): the lowest failing rank if any failed. */
+    in[0] = local_rc < 0 ? 0 : 1;
+    in[1] = rank;
+    int code = MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MINLOC, comm);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Allreduce (error agreement)", code);
+        return -1;
+    }
+    if (out[0] == 1)
+        return 0;
+    if (local_rc >= 0)
+        TAGG_ERR(TAGG_E_IO, "%s failed on rank %d (see that rank's error stack)", what, out[1]);
+    return -1;
+}
+
+static void stats_reduce(const tagg_file_t *f, tagg_stats_t *total)
+{
+    MPI_Reduce(&f->stats, total, (int)(sizeof(tagg_stats_t) / sizeof(uint64_t)), MPI_UINT64_T, MPI_SUM, 0,
+               f->comm);
+}
+
+int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, size_t len)
+{
+    const char *slash = strrchr(f->path, '/');
+    return snprintf(buf, len,
+                    "tagg: file=%s driver=tagg layout=%s backend=%s ranks=%d "
+                    "raw_write_bytes=%llu raw_write_calls=%llu raw_read_bytes=%llu raw_read_calls=%llu "
+                    "md_write_bytes=%llu md_read_bytes=%llu coll_write_calls=%llu coll_read_calls=%llu "
+                    "write_extents=%llu read_extents=%llu",
+                    slash ? slash + 1 : f->path, tagg_layout_names[f->cfg.layout], f->ops->name, f->size,
+                    (unsigned long long)t->bytes[TAGG_WRITE][TAGG_RAW], (unsigned long long)t->calls[TAGG_WRITE][TAGG_RAW],
+                    (unsigned long long)t->bytes[TAGG_READ][TAGG_RAW], (unsigned long long)t->calls[TAGG_READ][TAGG_RAW],
+                    (unsigned long long)t->bytes[TAGG_WRITE][TAGG_META], (unsigned long long)t->bytes[TAGG_READ][TAGG_META],
+                    (unsigned long long)t->coll_calls[TAGG_WRITE], (unsigned long long)t->coll_calls[TAGG_READ],
+                    (unsigned long long)t->extents[TAGG_WRITE], (unsigned long long)t->extents[TAGG_READ]);
+}
+
+static void file_free(tagg_file_t *f)
+{
+    if (!f)
+        return;
+    if (f->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&f->comm);
+    if (f->info != MPI_INFO_NULL)
+        MPI_Info_free(&f->info);
+    tagg_config_clear(&f->cfg);
+    free(f->path);
+    free(f);
+}
+
+tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg)
+{
+    tagg_file_t *f  = calloc(1, sizeof *f);
+    int          rc = 0, code;
+    if (!f)
+        return NULL; /* cannot agree without memory for the struct; other ranks fail in the agreement below */
+    f->comm = MPI_COMM_NULL;
+    f->info = MPI_INFO_NULL;
+    if ((code = MPI_Comm_dup(comm, &f->comm)) != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Comm_dup", code);
+        f->comm = MPI_COMM_NULL;
+        file_free(f);
+        return NULL;
+    }
+    MPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(f->comm, &f->rank);
+    MPI_Comm_size(f->comm, &f->size);
+    if (info != MPI_INFO_NULL && (code = MPI_Info_dup(info, &f->info)) != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Info_dup", code);
+        rc = -1;
+    }
+    /* HDF5 asks parallel drivers for an info object and rejects MPI_INFO_NULL. */
+    if (info == MPI_INFO_NULL && (code = MPI_Info_create(&f->info)) != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Info_create", code);
+        rc = -1;
+    }
+    if (!(f->path = strdup(path)) || tagg_config_copy(&f->cfg, cfg) < 0) {
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        rc = -1;
+    }
+    f->ops = backends[f->cfg.backend];
+    if (tagg_agree(f->comm, rc, "tagg open (set-up)") < 0) {
+        file_free(f);
+        return NULL;
+    }
+
+    int amode = (flags & TAGG_OPEN_RDWR) ? MPI_MODE_RDWR : MPI_MODE_RDONLY;
+    if (flags & TAGG_OPEN_CREAT)
+        amode |= MPI_MODE_CREATE;
+    if (flags & TAGG_OPEN_EXCL)
+        amode |= MPI_MODE_EXCL;
+    rc = f->ops->open(f, amode);
+    if (tagg_agree(f->comm, rc, "tagg open") < 0) {
+        if (rc == 0)
+            f->ops->close(f);
+        file_free(f);
+        return NULL;
+    }
+    uint64_t size = 0;
+    if (tagg_file_get_size(f, &size) < 0)
+        goto fail;
+    if (size && (flags & TAGG_OPEN_TRUNC)) {
+        if (f->ops->set_size(f, 0) < 0 || (code = MPI_Barrier(f->comm)) != MPI_SUCCESS)
+            rc = -1;
+        if (tagg_agree(f->comm, rc, "truncating the file at create") < 0)
+            goto fail;
+        size = 0;
+    }
+    f->eof = size;
+    if (f->cfg.verbose >= 2 && f->rank == 0) {
+        char cfgtext[1024];
+        tagg_config_format(&f->cfg, cfgtext, sizeof cfgtext);
+        printf("tagg: open file=%s ranks=%d config: %s%s\n", path, f->size, cfgtext,
+               tagg_h5ctx_available() ? "" : " (HDF5 transfer context unavailable: all I/O independent)");
+        fflush(stdout);
+    }
+    return f;
+fail:
+    f->ops->close(f);
+    file_free(f);
+    return NULL;
+}
+
+int tagg_file_get_size(tagg_file_t *f, uint64_t *size)
+{
+    int      rc  = 0;
+    uint64_t msg[2] = {0, 0};
+    if (f->rank == 0) {
+        rc     = f->ops->get_size(f, &msg[0]);
+        msg[1] = rc < 0;
+    }
+    int code = MPI_Bcast(msg, 2, MPI_UINT64_T, 0, f->comm);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Bcast (file size)", code);
+        return -1;
+    }
+    if (msg[1]) {
+        if (f->rank != 0)
+            TAGG_ERR(TAGG_E_IO, "getting the size of %s failed on rank 0", f->path);
+        return -1;
+    }
+    *size = msg[0];
+    return 0;
+}
+
+int tagg_file_set_size(tagg_file_t *f, uint64_t size)
+{
+    uint64_t cur;
+    /* Every rank's earlier writes are done before rank 0 looks at the size. */
+    int code = MPI_Barrier(f->comm);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Barrier", code);
+        return -1;
+    }
+    if (tagg_file_get_size(f, &cur) < 0)
+        return -1;
+    if (cur != size) {
+        int rc = f->ops->set_size(f, size);
+        if (tagg_agree(f->comm, rc, "setting the file size") < 0)
+            return -1;
+    }
+    f->eof = size;
+    return 0;
+}
+
+int tagg_file_sync(tagg_file_t *f)
+{
+    return tagg_agree(f->comm, f->ops->sync(f), "syncing the file");
+}
+
+int tagg_file_close(tagg_file_t *f)
+{
+    int          rc = 0;
+    tagg_stats_t total;
+    if (f->cfg.fsync)
+        rc = tagg_file_sync(f);
+    memset(&total, 0, sizeof total);
+    stats_reduce(f, &total);
+    /* HDF5 opens files tentatively (to probe them) and closes them without I/O:
+     * those opens print nothing. */
+    uint64_t moved = total.bytes[0][0] + total.bytes[0][1] + total.bytes[1][0] + total.bytes[1][1];
+    if (f->rank == 0 && moved && (f->cfg.verbose >= 1 || (f->cfg.summary && *f->cfg.summary))) {
+        char line[1024];
+        tagg_summary_format(f, &total, line, sizeof line);
+        if (f->cfg.verbose >= 1) {
+            printf("%s\n", line);
+            fflush(stdout);
+        }
+        if (f->cfg.summary && *f->cfg.summary) {
+            FILE *out = fopen(f->cfg.summary, "a");
+            if (!out) {
+                TAGG_ERR(TAGG_E_IO, "cannot append the summary to '%s'", f->cfg.summary);
+                rc = -1;
+            }
+            else {
+                fprintf(out, "%s\n", line);
+                fclose(out);
+            }
+        }
+    }
+    int crc = f->ops->close(f);
+    rc      = tagg_agree(f->comm, (rc < 0 || crc < 0) ? -1 : 0, "closing the file");
+    file_free(f);
+    return rc;
+}
+
+static int io(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective, tagg_dir_t dir)
+{
+    static const tagg_extents_t none = {0};
+    int                         rc = 0, brc;
+    if (tagg_extents_sort(x) < 0) {
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        rc = -1;
+    }
+    /* A rank that failed locally still takes part (with nothing) in a collective
+     * backend call, so that no rank is left waiting. */
+    if (rc == 0 || collective) {
+        const tagg_extents_t *use = rc == 0 ? x : &none;
+        brc = dir == TAGG_WRITE ? f->ops->write(f, use, collective) : f->ops->read(f, use, collective);
+        if (brc < 0)
+            rc = -1;
+    }
+    if (collective)
+        rc = tagg_agree(f->comm, rc, dir == TAGG_WRITE ? "collective write" : "collective read");
+    if (rc == 0) {
+        f->stats.bytes[dir][kind] += x->bytes;
+        f->stats.calls[dir][kind]++;
+        f->stats.extents[dir] += x->n;
+        f->stats.coll_calls[dir] += collective;
+    }
+    return rc;
+}
+
+int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
+{
+    return io(f, x, kind, collective, TAGG_WRITE);
+}
+
+int tagg_io_read(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
+{
+    return io(f, x, kind, collective, TAGG_READ);
+}

@@ -1,0 +1,89 @@
+/* The raw-data entry point of the aggregation layer, and the per-file object.
+ *
+ * Every byte the tagg VFD moves passes through tagg_io_write / tagg_io_read, as
+ * a described request (extents.h). Below this point a backend (one ops table
+ * per raw-data path, registry in io.c) moves the bytes: today "mpiio" (each
+ * rank's extents straight to MPI-IO, collective when HDF5's call is); the
+ * aggregation engine plugs in here as another backend. */
+#ifndef TAGG_IO_H
+#define TAGG_IO_H
+
+#include "config.h"
+#include "extents.h"
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum { TAGG_META = 0, TAGG_RAW = 1 } tagg_kind_t;
+typedef enum { TAGG_WRITE = 0, TAGG_READ = 1 } tagg_dir_t;
+
+typedef struct tagg_stats {
+    uint64_t bytes[2][2];   /* [dir][kind] */
+    uint64_t calls[2][2];   /* [dir][kind]: driver calls that reached the layer */
+    uint64_t coll_calls[2]; /* [dir]: of which collective */
+    uint64_t extents[2];    /* [dir]: extents after merging */
+} tagg_stats_t;
+
+typedef struct tagg_file tagg_file_t;
+
+/* One raw-data path. Functions return 0 or -1 with an error pushed; those marked
+ * collective are called by every rank of the file's communicator. */
+typedef struct tagg_backend_ops {
+    const char *name;
+    int (*open)(tagg_file_t *f, int amode);                 /* collective */
+    int (*close)(tagg_file_t *f);                           /* collective */
+    int (*write)(tagg_file_t *f, const tagg_extents_t *x, bool collective);
+    int (*read)(tagg_file_t *f, const tagg_extents_t *x, bool collective);
+    int (*get_size)(tagg_file_t *f, uint64_t *size);        /* local */
+    int (*set_size)(tagg_file_t *f, uint64_t size);         /* collective */
+    int (*sync)(tagg_file_t *f);                            /* collective */
+} tagg_backend_ops_t;
+
+struct tagg_file {
+    char                     *path;
+    MPI_Comm                  comm; /* duplicate, errors return */
+    MPI_Info                  info;
+    int                       rank, size;
+    tagg_config_t             cfg;
+    const tagg_backend_ops_t *ops;
+    void                     *backend; /* the backend's own state */
+    uint64_t                  eof;     /* file size all ranks agree on (open, set_size) */
+    tagg_stats_t              stats;
+};
+
+/* HDF5-style open flags, translated by the caller (vfd) into these. */
+#define TAGG_OPEN_RDWR 0x1u
+#define TAGG_OPEN_CREAT 0x2u
+#define TAGG_OPEN_EXCL 0x4u
+#define TAGG_OPEN_TRUNC 0x8u
+
+/* Collective. Takes copies of comm/info/cfg. On failure every rank returns NULL
+ * with an error pushed. */
+tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info,
+                            const tagg_config_t *cfg);
+/* Collective: prints/appends the summary (rank 0), closes, frees. */
+int tagg_file_close(tagg_file_t *f);
+/* Collective: makes the file exactly size bytes if it is not; updates eof. */
+int tagg_file_set_size(tagg_file_t *f, uint64_t size);
+/* Collective: rank 0 asks the storage, every rank gets the same answer. */
+int tagg_file_get_size(tagg_file_t *f, uint64_t *size);
+/* Collective: flush to storage. */
+int tagg_file_sync(tagg_file_t *f);
+
+/* The entry point. x may be reordered (sorted). When collective, every rank calls
+ * and every rank gets the same result (an error on one rank fails all). */
+int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective);
+int tagg_io_read(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective);
+
+/* Agreement: every rank passes its local rc (0 or -1); returns 0 when all
+ * succeeded, else -1 on every rank, with an error naming the first failing rank
+ * pushed on the ranks that did not fail themselves. */
+int tagg_agree(MPI_Comm comm, int local_rc, const char *what);
+
+/* Formats the one-line per-file summary (already reduced over ranks). */
+int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *total, char *buf, size_t len);
+
+extern const tagg_backend_ops_t tagg_backend_mpiio;
+
+#endif

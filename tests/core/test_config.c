@@ -1,0 +1,124 @@
+/* Table-driven tests of the configuration parser: each case is an environment
+ * string and a config string, and either the expected effective configuration
+ * or the text the rejection must contain. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+typedef struct {
+    const char *env, *str;
+    const char *want;   /* canonical effective configuration, or NULL when rejected */
+    const char *reject; /* substring of the error message */
+} config_case_t;
+
+#define DEF_TAIL "layout=shared;fsync=0"
+static const config_case_t cases[] = {
+    {NULL, NULL, "verbose=0;summary=;backend=mpiio;" DEF_TAIL, NULL},
+    {NULL, "", "verbose=0;summary=;backend=mpiio;" DEF_TAIL, NULL},
+    {NULL, "verbose=1", "verbose=1;summary=;backend=mpiio;" DEF_TAIL, NULL},
+    {NULL, " verbose = 2 ; fsync=yes ;", "verbose=2;summary=;backend=mpiio;layout=shared;fsync=1", NULL},
+    {"verbose=1;", "verbose=0", "verbose=0;summary=;backend=mpiio;" DEF_TAIL, NULL}, /* string beats env */
+    {"verbose=2;", NULL, "verbose=2;summary=;backend=mpiio;" DEF_TAIL, NULL},
+    {NULL, "summary=/tmp/x.log", "verbose=0;summary=/tmp/x.log;backend=mpiio;" DEF_TAIL, NULL},
+    {NULL, "fsync=off;fsync=on", "verbose=0;summary=;backend=mpiio;layout=shared;fsync=1", NULL},
+    {NULL, "bogus=1", NULL, "unknown key 'bogus' (valid keys: verbose, summary, backend, layout, fsync)"},
+    {NULL, "verbose=9", NULL, "key 'verbose': 9 is out of range [0, 2]"},
+    {NULL, "verbose=-1", NULL, "out of range"},
+    {NULL, "verbose=two", NULL, "key 'verbose': 'two' is not a whole number"},
+    {NULL, "verbose=1x", NULL, "'1x' is not a whole number"},
+    {NULL, "verbose=99999999999999999999999", NULL, "is not a whole number"},
+    {NULL, "fsync=maybe", NULL, "not a boolean (valid: 1, 0, true, false, yes, no, on, off)"},
+    {NULL, "backend=posix", NULL, "key 'backend': unknown value 'posix' (valid: mpiio)"},
+    {NULL, "layout=subfiles", NULL, "unknown value 'subfiles' (valid: shared)"},
+    {NULL, "verbose", NULL, "'verbose' is not of the form key=value"},
+    {"verbose=7;", NULL, NULL, "[from the TAGG_* environment]"},
+};
+
+static void test_cases(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const config_case_t *c = &cases[i];
+        tagg_config_t        cfg;
+        char                 err[512] = "", out[512];
+        int                  rc       = tagg_config_build(&cfg, c->env, c->str, err, sizeof err);
+        if (c->want) {
+            if (rc != 0)
+                fail_msg("case %zu (%s): rejected: %s", i, c->str ? c->str : "(null)", err);
+            tagg_config_format(&cfg, out, sizeof out);
+            if (strcmp(out, c->want))
+                fail_msg("case %zu: got '%s', want '%s'", i, out, c->want);
+        }
+        else {
+            if (rc == 0)
+                fail_msg("case %zu (%s): accepted, should be rejected", i, c->str);
+            if (!strstr(err, c->reject))
+                fail_msg("case %zu: message '%s' lacks '%s'", i, err, c->reject);
+        }
+        tagg_config_clear(&cfg);
+    }
+}
+
+static void test_copy_is_deep(void **state)
+{
+    (void)state;
+    tagg_config_t a, b;
+    char          err[256];
+    assert_int_equal(tagg_config_build(&a, NULL, "summary=/tmp/one", err, sizeof err), 0);
+    assert_int_equal(tagg_config_copy(&b, &a), 0);
+    assert_ptr_not_equal(a.summary, b.summary);
+    assert_string_equal(b.summary, "/tmp/one");
+    tagg_config_clear(&a);
+    assert_string_equal(b.summary, "/tmp/one");
+    tagg_config_clear(&b);
+}
+
+static void test_env_string(void **state)
+{
+    (void)state;
+    setenv("TAGG_VERBOSE", "2", 1);
+    setenv("TAGG_CONFIG", "fsync=1", 1);
+    unsetenv("TAGG_SUMMARY");
+    char *s = tagg_config_env_string();
+    assert_non_null(s);
+    assert_string_equal(s, "verbose=2;fsync=1;");
+    tagg_config_t cfg;
+    char          err[256];
+    assert_int_equal(tagg_config_build(&cfg, s, NULL, err, sizeof err), 0);
+    assert_int_equal(cfg.verbose, 2);
+    assert_int_equal(cfg.fsync, 1);
+    tagg_config_clear(&cfg);
+    free(s);
+    unsetenv("TAGG_VERBOSE");
+    unsetenv("TAGG_CONFIG");
+}
+
+static void test_format_length(void **state)
+{
+    (void)state;
+    tagg_config_t cfg;
+    char          small[8];
+    tagg_config_init(&cfg);
+    int n = tagg_config_format(&cfg, small, sizeof small);
+    assert_int_equal(n, (int)strlen("verbose=0;summary=;backend=mpiio;" DEF_TAIL));
+    assert_int_equal(strlen(small), sizeof small - 1);
+    tagg_config_clear(&cfg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cases),
+        cmocka_unit_test(test_copy_is_deep),
+        cmocka_unit_test(test_env_string),
+        cmocka_unit_test(test_format_length),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

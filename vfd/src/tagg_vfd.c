@@ -1,0 +1,537 @@
+/* The tagg virtual file driver (HDF5 plugin: HDF5_DRIVER=tagg).
+ *
+ * A parallel driver (H5FD_FEAT_HAS_MPI), so HDF5 takes its parallel paths:
+ * collective metadata, selection I/O for collective raw data, early space
+ * allocation. The driver only adapts: every read and write becomes a list of
+ * extents handed to the aggregation layer's entry point (core/src/io.h),
+ * together with whether HDF5 made the call collectively. */
+#include "tagg_vfd.h"
+
+#include "config.h"
+#include "error.h"
+#include "extents.h"
+#include "h5ctx.h"
+#include "io.h"
+
+#include <H5FDdevelop.h>
+#include <H5PLextern.h>
+#include <hdf5.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct {
+    H5FD_t       pub; /* must be first: HDF5 owns it */
+    tagg_file_t *tf;
+    haddr_t      eoa;      /* end of address space HDF5 allocated */
+    haddr_t      last_eoa; /* eoa at the last truncate */
+    dev_t        dev;      /* identity for cmp (same file opened twice) */
+    ino_t        ino;
+    int          have_id;
+} tagg_vfd_t;
+
+static int mpi_self_initialized = 0;
+
+/* ---------------------------------------------------------------- helpers */
+
+/* Makes sure MPI is running: serial programs (h5py without a launcher) get a
+ * one-process MPI started here and finalized at driver termination. */
+static int ensure_mpi(void)
+{
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (fin) {
+        TAGG_ERR(TAGG_E_MPI, "MPI is already finalized: the tagg driver cannot open files after MPI_Finalize");
+        return -1;
+    }
+    if (!init) {
+        int provided;
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+            TAGG_ERR(TAGG_E_MPI, "MPI_Init_thread failed (serial use of the tagg driver needs MPI)");
+            return -1;
+        }
+        mpi_self_initialized = 1;
+    }
+    return 0;
+}
+
+/* Communicator and info from the FAPL, MPI_COMM_WORLD when it has none.
+ * The caller frees both. */
+static int fapl_mpi(hid_t fapl, MPI_Comm *comm, MPI_Info *info)
+{
+    *comm = MPI_COMM_NULL;
+    *info = MPI_INFO_NULL;
+    if (H5Pget_mpi_params(fapl, comm, info) < 0) {
+        TAGG_ERR(TAGG_E_ARGS, "cannot read the MPI communicator from the file access property list");
+        return -1;
+    }
+    if (*comm == MPI_COMM_NULL && MPI_Comm_dup(MPI_COMM_WORLD, comm) != MPI_SUCCESS) {
+        TAGG_ERR(TAGG_E_MPI, "MPI_Comm_dup(MPI_COMM_WORLD) failed");
+        return -1;
+    }
+    return 0;
+}
+
+/* Rank 0's string, on every rank (NULL stays NULL). Sets *rc to -1 on every
+ * rank when any rank could not allocate. */
+static char *bcast_string(MPI_Comm comm, const char *s, int *rc)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    long long len = rank == 0 ? (s ? (long long)strlen(s) : -1) : 0;
+    MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, comm);
+    if (len < 0)
+        return NULL;
+    char *out = malloc((size_t)len + 1);
+    if (tagg_agree(comm, out ? 0 : -1, "allocating the configuration string") < 0) {
+        free(out);
+        *rc = -1;
+        return NULL;
+    }
+    if (rank == 0)
+        memcpy(out, s, (size_t)len + 1);
+    MPI_Bcast(out, (int)len + 1, MPI_CHAR, 0, comm);
+    return out;
+}
+
+/* The effective configuration: defaults, rank 0's TAGG_* environment, then the
+ * FAPL's driver config string (HDF5_DRIVER_CONFIG or H5Pset_driver_by_name). All
+ * ranks parse the same strings, so they agree on the result and on any error. */
+static int build_config(hid_t fapl, MPI_Comm comm, tagg_config_t *cfg)
+{
+    int     rank, rc = -1;
+    char   *env = NULL, *str = NULL, *env_all = NULL, *str_all = NULL;
+    char    err[512];
+    ssize_t n;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) {
+        env = tagg_config_env_string();
+        n   = H5Pget_driver_config_str(fapl, NULL, 0);
+        if (n > 0 && (str = malloc((size_t)n + 1)) && H5Pget_driver_config_str(fapl, str, (size_t)n + 1) < 0) {
+            free(str);
+            str = NULL;
+        }
+    }
+    int ok  = 0;
+    env_all = bcast_string(comm, env, &ok);
+    str_all = bcast_string(comm, str, &ok);
+    if (ok == 0) {
+        if (tagg_config_build(cfg, env_all, str_all, err, sizeof err) < 0)
+            TAGG_ERR(TAGG_E_CONFIG, "%s", err);
+        else
+            rc = 0;
+    }
+    free(env), free(str), free(env_all), free(str_all);
+    return rc;
+}
+
+static tagg_kind_t kind_of(H5FD_mem_t type) { return type == H5FD_MEM_DRAW ? TAGG_RAW : TAGG_META; }
+
+/* ---------------------------------------------------------------- open / close */
+
+static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
+{
+    tagg_vfd_t   *file = NULL;
+    tagg_config_t cfg;
+    MPI_Comm      comm = MPI_COMM_NULL;
+    MPI_Info      info = MPI_INFO_NULL;
+    int           have_cfg = 0;
+    (void)maxaddr;
+
+    if (!name || !*name) {
+        TAGG_ERR(TAGG_E_ARGS, "no file name");
+        return NULL;
+    }
+    if (ensure_mpi() < 0 || fapl_mpi(fapl, &comm, &info) < 0)
+        goto fail;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    if (build_config(fapl, comm, &cfg) < 0)
+        goto fail;
+    have_cfg = 1;
+    unsigned tflags = 0;
+    if (flags & H5F_ACC_RDWR)
+        tflags |= TAGG_OPEN_RDWR;
+    if (flags & H5F_ACC_CREAT)
+        tflags |= TAGG_OPEN_CREAT;
+    if (flags & H5F_ACC_EXCL)
+        tflags |= TAGG_OPEN_EXCL;
+    if (flags & H5F_ACC_TRUNC)
+        tflags |= TAGG_OPEN_TRUNC;
+    tagg_file_t *tf = tagg_file_open(name, tflags, comm, info, &cfg);
+    if (!tf)
+        goto fail;
+    if (!(file = calloc(1, sizeof *file))) {
+        /* cannot fail alone after a collective open: close collectively */
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        tagg_file_close(tf);
+        goto fail;
+    }
+    file->tf = tf;
+    struct stat sb;
+    if (stat(name, &sb) == 0)
+        file->dev = sb.st_dev, file->ino = sb.st_ino, file->have_id = 1;
+    tagg_config_clear(&cfg);
+    MPI_Comm_free(&comm);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    return &file->pub;
+fail:
+    if (have_cfg)
+        tagg_config_clear(&cfg);
+    if (comm != MPI_COMM_NULL)
+        MPI_Comm_free(&comm);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    return NULL;
+}
+
+static herr_t tagg_close(H5FD_t *_file)
+{
+    tagg_vfd_t *file = (tagg_vfd_t *)_file;
+    int         rc   = tagg_file_close(file->tf);
+    free(file);
+    return rc < 0 ? -1 : 0;
+}
+
+static int tagg_cmp(const H5FD_t *a, const H5FD_t *b)
+{
+    const tagg_vfd_t *f1 = (const tagg_vfd_t *)a, *f2 = (const tagg_vfd_t *)b;
+    if (f1->have_id && f2->have_id) {
+        if (f1->dev != f2->dev)
+            return f1->dev < f2->dev ? -1 : 1;
+        if (f1->ino != f2->ino)
+            return f1->ino < f2->ino ? -1 : 1;
+        return 0;
+    }
+    return strcmp(f1->tf->path, f2->tf->path);
+}
+
+static herr_t tagg_query(const H5FD_t *file, unsigned long *flags)
+{
+    (void)file;
+    if (flags)
+        *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_HAS_MPI |
+                 H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
+    return 0;
+}
+
+static haddr_t tagg_get_eoa(const H5FD_t *file, H5FD_mem_t type)
+{
+    (void)type;
+    return ((const tagg_vfd_t *)file)->eoa;
+}
+
+static herr_t tagg_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
+{
+    (void)type;
+    ((tagg_vfd_t *)file)->eoa = addr;
+    return 0;
+}
+
+static haddr_t tagg_get_eof(const H5FD_t *file, H5FD_mem_t type)
+{
+    (void)type;
+    return (haddr_t)((const tagg_vfd_t *)file)->tf->eof;
+}
+
+static herr_t tagg_get_handle(H5FD_t *_file, hid_t fapl, void **handle)
+{
+    tagg_vfd_t *file = (tagg_vfd_t *)_file;
+    (void)fapl;
+    if (!handle) {
+        TAGG_ERR(TAGG_E_ARGS, "file handle pointer is NULL");
+        return -1;
+    }
+    *handle = file->tf;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- data */
+
+static herr_t finish(tagg_file_t *tf, tagg_extents_t *x, tagg_kind_t kind, bool coll, tagg_dir_t dir, int rc)
+{
+    /* A rank whose request could not be described still joins a collective call
+     * with nothing, so no rank waits; the agreement then fails every rank. */
+    if (rc < 0) {
+        if (!coll) {
+            tagg_extents_free(x);
+            return -1;
+        }
+        tagg_extents_reset(x);
+    }
+    int io = dir == TAGG_WRITE ? tagg_io_write(tf, x, kind, coll) : tagg_io_read(tf, x, kind, coll);
+    tagg_extents_free(x);
+    return (rc < 0 || io < 0) ? -1 : 0;
+}
+
+/* Plain read/write: metadata, and raw data when HDF5 does not use selection I/O.
+ * A collective call then carries MPI datatypes in HDF5's context (h5ctx.h). */
+static herr_t plain_io(H5FD_t *_file, H5FD_mem_t type, haddr_t addr, size_t size, void *buf, tagg_dir_t dir)
+{
+    tagg_vfd_t    *file = (tagg_vfd_t *)_file;
+    tagg_extents_t x;
+    int            rc   = 0;
+    bool           coll = tagg_h5ctx_collective();
+    tagg_extents_init(&x);
+    MPI_Datatype btype = MPI_BYTE, ftype = MPI_BYTE;
+    if (coll && !tagg_h5ctx_coll_types(&btype, &ftype))
+        btype = ftype = MPI_BYTE;
+    if (coll && (btype != MPI_BYTE || ftype != MPI_BYTE)) {
+        if (size > (size_t)INT32_MAX) {
+            TAGG_ERR(TAGG_E_ARGS, "collective transfer count %zu too large", size);
+            rc = -1;
+        }
+        else
+            rc = tagg_extents_from_mpi_types(&x, addr, ftype, buf, (int)size, btype);
+    }
+    else if (tagg_extents_push(&x, addr, size, buf) < 0) {
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        rc = -1;
+    }
+    return finish(file->tf, &x, kind_of(type), coll, dir, rc);
+}
+
+static herr_t tagg_read(H5FD_t *f, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    (void)dxpl;
+    return plain_io(f, type, addr, size, buf, TAGG_READ);
+}
+
+static herr_t tagg_write(H5FD_t *f, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+{
+    (void)dxpl;
+    return plain_io(f, type, addr, size, (void *)buf, TAGG_WRITE);
+}
+
+/* Vector I/O: HDF5's convention is that a zero size, or an H5FD_MEM_NOLIST
+ * type, repeats the previous one for the rest of the list, and the array may
+ * end there (HDF5 passes two-element size and type arrays): read no further. */
+static herr_t vector_io(H5FD_t *_file, uint32_t count, H5FD_mem_t types[], haddr_t addrs[], size_t sizes[],
+                        void *bufs[], tagg_dir_t dir)
+{
+    tagg_vfd_t    *file = (tagg_vfd_t *)_file;
+    tagg_extents_t x;
+    int            rc   = 0;
+    bool           coll = tagg_h5ctx_collective();
+    size_t         size = 0;
+    H5FD_mem_t     type = H5FD_MEM_DEFAULT, kind_type = H5FD_MEM_DRAW;
+    bool           size_fixed = false, type_fixed = false;
+    tagg_extents_init(&x);
+    for (uint32_t i = 0; i < count && rc == 0; i++) {
+        if (!size_fixed) {
+            if (i > 0 && sizes[i] == 0)
+                size_fixed = true;
+            else
+                size = sizes[i];
+        }
+        if (!type_fixed) {
+            if (i > 0 && types[i] == H5FD_MEM_NOLIST)
+                type_fixed = true;
+            else
+                type = types[i];
+        }
+        if (type != H5FD_MEM_DRAW)
+            kind_type = type;
+        if (tagg_extents_push(&x, addrs[i], size, bufs[i]) < 0) {
+            TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+            rc = -1;
+        }
+    }
+    return finish(file->tf, &x, kind_of(kind_type), coll, dir, rc);
+}
+
+static herr_t tagg_read_vector(H5FD_t *f, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                               size_t sizes[], void *bufs[])
+{
+    (void)dxpl;
+    return vector_io(f, count, types, addrs, sizes, bufs, TAGG_READ);
+}
+
+static herr_t tagg_write_vector(H5FD_t *f, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                                size_t sizes[], const void *bufs[])
+{
+    (void)dxpl;
+    return vector_io(f, count, types, addrs, sizes, (void **)bufs, TAGG_WRITE);
+}
+
+/* Selection I/O: pairs of dataspace selections; a zero element size or NULL
+ * buffer repeats the previous one for the rest (and the array may end there). */
+static herr_t selection_io(H5FD_t *_file, H5FD_mem_t type, size_t count, hid_t mem_spaces[], hid_t file_spaces[],
+                           haddr_t offsets[], size_t element_sizes[], void *bufs[], tagg_dir_t dir)
+{
+    tagg_vfd_t    *file = (tagg_vfd_t *)_file;
+    tagg_extents_t x;
+    int            rc   = 0;
+    bool           coll = tagg_h5ctx_collective();
+    size_t         esize = 0;
+    void          *buf   = NULL;
+    bool           esize_fixed = false, buf_fixed = false;
+    tagg_extents_init(&x);
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        if (!esize_fixed) {
+            if (i > 0 && element_sizes[i] == 0)
+                esize_fixed = true;
+            else
+                esize = element_sizes[i];
+        }
+        if (!buf_fixed) {
+            if (i > 0 && bufs[i] == NULL)
+                buf_fixed = true;
+            else
+                buf = bufs[i];
+        }
+        rc = tagg_extents_from_selection(&x, mem_spaces[i], file_spaces[i], offsets[i], esize, buf);
+    }
+    return finish(file->tf, &x, kind_of(type), coll, dir, rc);
+}
+
+static herr_t tagg_read_selection(H5FD_t *f, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
+                                  hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], void *bufs[])
+{
+    (void)dxpl;
+    return selection_io(f, type, count, mem_spaces, file_spaces, offsets, element_sizes, bufs, TAGG_READ);
+}
+
+static herr_t tagg_write_selection(H5FD_t *f, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
+                                   hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[],
+                                   const void *bufs[])
+{
+    (void)dxpl;
+    return selection_io(f, type, count, mem_spaces, file_spaces, offsets, element_sizes, (void **)bufs,
+                        TAGG_WRITE);
+}
+
+/* ---------------------------------------------------------------- collective file operations */
+
+static herr_t tagg_flush(H5FD_t *_file, hid_t dxpl, hbool_t closing)
+{
+    tagg_vfd_t *file = (tagg_vfd_t *)_file;
+    (void)dxpl;
+    /* At close, tagg_file_close syncs when configured to (fsync=1). */
+    if (closing)
+        return 0;
+    return tagg_file_sync(file->tf) < 0 ? -1 : 0;
+}
+
+static herr_t tagg_truncate(H5FD_t *_file, hid_t dxpl, hbool_t closing)
+{
+    tagg_vfd_t *file = (tagg_vfd_t *)_file;
+    (void)dxpl, (void)closing;
+    if (file->eoa == file->last_eoa)
+        return 0;
+    if (tagg_file_set_size(file->tf, (uint64_t)file->eoa) < 0)
+        return -1;
+    file->last_eoa = file->eoa;
+    return 0;
+}
+
+static herr_t tagg_delete(const char *name, hid_t fapl)
+{
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Info info = MPI_INFO_NULL;
+    int      rank, rc = 0;
+    if (ensure_mpi() < 0 || fapl_mpi(fapl, &comm, &info) < 0)
+        return -1;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Barrier(comm);
+    if (rank == 0) {
+        int code = MPI_File_delete(name, info);
+        if (code != MPI_SUCCESS) {
+            TAGG_ERR_MPI("MPI_File_delete", code);
+            rc = -1;
+        }
+    }
+    rc = tagg_agree(comm, rc, "deleting the file");
+    MPI_Comm_free(&comm);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    return rc < 0 ? -1 : 0;
+}
+
+static herr_t tagg_ctl(H5FD_t *_file, uint64_t op, uint64_t flags, const void *input, void **output)
+{
+    tagg_vfd_t *file = (tagg_vfd_t *)_file;
+    (void)input;
+    if (op != H5FD_CTL_TEST_OPCODE && (!output || !*output)) {
+        TAGG_ERR(TAGG_E_ARGS, "ctl opcode %llu needs an output pointer", (unsigned long long)op);
+        return -1;
+    }
+    switch (op) {
+        case H5FD_CTL_GET_MPI_COMMUNICATOR_OPCODE: **(MPI_Comm **)output = file->tf->comm; return 0;
+        case H5FD_CTL_GET_MPI_INFO_OPCODE: **(MPI_Info **)output = file->tf->info; return 0;
+        case H5FD_CTL_GET_MPI_RANK_OPCODE: **(int **)output = file->tf->rank; return 0;
+        case H5FD_CTL_GET_MPI_SIZE_OPCODE: **(int **)output = file->tf->size; return 0;
+        case H5FD_CTL_GET_MPI_FILE_SYNC_OPCODE: **(bool **)output = false; return 0;
+        case TAGG_VFD_CTL_GET_FILE: *(tagg_file_t **)output = file->tf; return 0;
+        default:
+            if (flags & H5FD_CTL_FAIL_IF_UNKNOWN_FLAG) {
+                TAGG_ERR(TAGG_E_ARGS, "unknown ctl opcode %llu", (unsigned long long)op);
+                return -1;
+            }
+            return 0;
+    }
+}
+
+static herr_t tagg_term(void)
+{
+    int fin = 0;
+    tagg_err_term();
+    if (mpi_self_initialized) {
+        MPI_Finalized(&fin);
+        if (!fin)
+            MPI_Finalize();
+        mpi_self_initialized = 0;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the class */
+
+static const H5FD_class_t tagg_class = {
+    .version         = H5FD_CLASS_VERSION,
+    .value           = TAGG_VFD_VALUE,
+    .name            = TAGG_VFD_NAME,
+    .maxaddr         = ((haddr_t)1 << 62) - 1, /* fits MPI_Offset */
+    .fc_degree       = H5F_CLOSE_SEMI,
+    .terminate       = tagg_term,
+    .sb_size         = NULL, /* no driver info in the superblock: plain HDF5 files */
+    .sb_encode       = NULL,
+    .sb_decode       = NULL,
+    .fapl_size       = 0, /* configuration comes as the driver config string */
+    .fapl_get        = NULL,
+    .fapl_copy       = NULL,
+    .fapl_free       = NULL,
+    .dxpl_size       = 0,
+    .dxpl_copy       = NULL,
+    .dxpl_free       = NULL,
+    .open            = tagg_open,
+    .close           = tagg_close,
+    .cmp             = tagg_cmp,
+    .query           = tagg_query,
+    .get_type_map    = NULL,
+    .alloc           = NULL,
+    .free            = NULL,
+    .get_eoa         = tagg_get_eoa,
+    .set_eoa         = tagg_set_eoa,
+    .get_eof         = tagg_get_eof,
+    .get_handle      = tagg_get_handle,
+    .read            = tagg_read,
+    .write           = tagg_write,
+    .read_vector     = tagg_read_vector,
+    .write_vector    = tagg_write_vector,
+    .read_selection  = tagg_read_selection,
+    .write_selection = tagg_write_selection,
+    .flush           = tagg_flush,
+    .truncate        = tagg_truncate,
+    .lock            = NULL,
+    .unlock          = NULL,
+    .del             = tagg_delete,
+    .ctl             = tagg_ctl,
+    .fl_map          = H5FD_FLMAP_DICHOTOMY,
+};
+
+H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VFD; }
+const void *H5PLget_plugin_info(void) { return &tagg_class; }

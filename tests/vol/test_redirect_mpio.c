@@ -1,0 +1,180 @@
+/* Redirect of MPI-IO files to the tagg VFD, on several ranks.
+ *
+ * The program is written like an ordinary parallel HDF5 application: it calls
+ * H5Pset_fapl_mpio itself. Run with HDF5_VOL_CONNECTOR naming tagg, it checks
+ * that the file ended up on the tagg VFD (not MPI-IO), with the application's
+ * communicator, and that data written collectively and independently by
+ * per-rank hyperslabs reads back, before and after reopening. */
+#include "check.h"
+
+#include <H5VLconnector_passthru.h>
+#include <hdf5.h>
+#include <mpi.h>
+#include <string.h>
+
+int check_failures = 0;
+
+#define ROWS 4 /* rows per rank */
+#define COLS 8
+
+static int rank, nprocs;
+
+/* The driver id HDF5 gives the tagg VFD (loaded as a plugin on a scratch list). */
+static hid_t tagg_driver_id(void)
+{
+    hid_t scratch = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t id      = H5I_INVALID_HID;
+    if (H5Pset_driver_by_name(scratch, "tagg", NULL) >= 0)
+        id = H5Pget_driver(scratch);
+    H5Pclose(scratch);
+    return id;
+}
+
+/* The file must sit on the tagg VFD with our communicator. */
+static void expect_tagg_driver(hid_t file, const char *when)
+{
+    hid_t fapl = H5Fget_access_plist(file);
+    REQUIRE(fapl >= 0);
+    hid_t drv = H5Pget_driver(fapl);
+    if (drv == H5FD_MPIO) {
+        fprintf(stderr, "rank %d, %s: the file is still on the MPI-IO driver\n", rank, when);
+        check_failures++;
+    }
+    hid_t tagg = tagg_driver_id();
+    CHECK(tagg >= 0);
+    if (drv != tagg) {
+        fprintf(stderr, "rank %d, %s: the file's driver (%lld) is not the tagg VFD (%lld)\n", rank, when,
+                (long long)drv, (long long)tagg);
+        check_failures++;
+    }
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Info info = MPI_INFO_NULL;
+    CHECK(H5Pget_mpi_params(fapl, &comm, &info) >= 0);
+    if (comm != MPI_COMM_NULL) {
+        int result = MPI_UNEQUAL;
+        MPI_Comm_compare(comm, MPI_COMM_WORLD, &result);
+        CHECK(result == MPI_CONGRUENT); /* a duplicate of ours */
+        MPI_Comm_free(&comm);
+    }
+    else
+        CHECK(!"no communicator on the file's access list");
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    H5Pclose(fapl);
+}
+
+static int value(int row, int col, int which)
+{
+    return which * 100000 + row * 100 + col;
+}
+
+/* Each rank writes its ROWS rows of "coll" collectively and of "indep" independently. */
+static void write_data(hid_t f)
+{
+    hsize_t dims[2] = {(hsize_t)nprocs * ROWS, COLS};
+    hid_t   fs      = H5Screate_simple(2, dims, NULL);
+    hsize_t start[2] = {(hsize_t)rank * ROWS, 0}, count[2] = {ROWS, COLS};
+    hid_t   ms       = H5Screate_simple(2, count, NULL);
+    int     buf[ROWS][COLS];
+    const char *names[2] = {"coll", "indep"};
+    for (int which = 0; which < 2; which++) {
+        hid_t d = H5Dcreate2(f, names[which], H5T_NATIVE_INT, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        REQUIRE(d >= 0);
+        hid_t sel = H5Dget_space(d);
+        H5Sselect_hyperslab(sel, H5S_SELECT_SET, start, NULL, count, NULL);
+        for (int i = 0; i < ROWS; i++)
+            for (int j = 0; j < COLS; j++)
+                buf[i][j] = value(rank * ROWS + i, j, which);
+        hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+        H5Pset_dxpl_mpio(dxpl, which == 0 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
+        CHECK(H5Dwrite(d, H5T_NATIVE_INT, ms, sel, dxpl, buf) >= 0);
+        H5Pclose(dxpl);
+        H5Sclose(sel);
+        H5Dclose(d);
+    }
+    /* An attribute too: metadata written collectively. */
+    hid_t scalar = H5Screate(H5S_SCALAR);
+    hid_t a      = H5Acreate2(f, "nprocs", H5T_NATIVE_INT, scalar, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(a >= 0);
+    CHECK(H5Awrite(a, H5T_NATIVE_INT, &nprocs) >= 0);
+    H5Aclose(a);
+    H5Sclose(scalar);
+    H5Sclose(ms);
+    H5Sclose(fs);
+}
+
+/* Every rank reads both datasets whole and checks every value. */
+static void check_data(hid_t f)
+{
+    int        n   = nprocs * ROWS * COLS;
+    int       *all = malloc(sizeof(int) * (size_t)n);
+    const char *names[2] = {"coll", "indep"};
+    REQUIRE(all);
+    for (int which = 0; which < 2; which++) {
+        hid_t d = H5Dopen2(f, names[which], H5P_DEFAULT);
+        CHECK(d >= 0);
+        memset(all, 0, sizeof(int) * (size_t)n);
+        CHECK(H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, all) >= 0);
+        int bad = 0;
+        for (int r = 0; r < nprocs * ROWS; r++)
+            for (int c = 0; c < COLS; c++)
+                bad += all[r * COLS + c] != value(r, c, which);
+        if (bad)
+            fprintf(stderr, "rank %d: %s: %d wrong values\n", rank, names[which], bad);
+        CHECK(bad == 0);
+        H5Dclose(d);
+    }
+    int   np = 0;
+    hid_t a  = H5Aopen(f, "nprocs", H5P_DEFAULT);
+    CHECK(a >= 0 && H5Aread(a, H5T_NATIVE_INT, &np) >= 0);
+    CHECK(np == nprocs);
+    H5Aclose(a);
+    free(all);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    const char *fn = argc > 1 ? argv[1] : "vol_redirect_mpio.h5";
+
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    REQUIRE(fapl >= 0);
+    REQUIRE(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0);
+
+    /* Without tagg as the default connector this test proves nothing. */
+    hid_t              vol_id = H5I_INVALID_HID;
+    H5VL_class_value_t vol    = -1;
+    REQUIRE(H5Pget_vol_id(fapl, &vol_id) >= 0);
+    H5VLget_value(vol_id, &vol);
+    H5VLclose(vol_id);
+    if (vol != 510) {
+        fprintf(stderr, "rank %d: default VOL connector has value %d, not tagg's 510\n", rank, (int)vol);
+        MPI_Finalize();
+        return EXIT_FAILURE;
+    }
+
+    hid_t f = H5Fcreate(fn, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    REQUIRE(f >= 0);
+    expect_tagg_driver(f, "after H5Fcreate");
+    write_data(f);
+    check_data(f);
+    CHECK(H5Fclose(f) >= 0);
+
+    f = H5Fopen(fn, H5F_ACC_RDONLY, fapl);
+    REQUIRE(f >= 0);
+    expect_tagg_driver(f, "after H5Fopen");
+    check_data(f);
+    CHECK(H5Fclose(f) >= 0);
+    H5Pclose(fapl);
+
+    int failures = 0;
+    MPI_Allreduce(&check_failures, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf(failures ? "vol redirect: %d check(s) failed\n" : "vol redirect: all checks passed on %d ranks\n",
+               failures ? failures : nprocs);
+    H5close(); /* the VFD's summary is printed at file close, before MPI goes */
+    MPI_Finalize();
+    return failures ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,182 @@
+/* tagg VOL connector: file callbacks.
+ *
+ * The one place where the connector does more than pass through: a file
+ * created or opened with the MPI-IO driver is redirected to the tagg VFD, so
+ * that applications that call H5Pset_fapl_mpio themselves (h5bench, IOR,
+ * netCDF, h5py driver='mpio') reach the aggregation layer unchanged. Every
+ * other driver (sec2, core, stdio, family, subfiling, ...) passes untouched. */
+#include "vol_internal.h"
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+/* On fapl_id (our private copy), replaces the MPI-IO driver by the tagg VFD
+ * configured with cfg, keeping the application's communicator and MPI info.
+ * Sets *redirected. Does nothing for other drivers. Returns 0 or -1 (error pushed). */
+static herr_t redirect_mpio(hid_t fapl_id, const char *cfg, bool *redirected)
+{
+    *redirected = false;
+    hid_t driver = H5Pget_driver(fapl_id); /* not to be closed */
+    if (driver < 0) {
+        TAGG_VOL_ERR(TAGG_VOL_E_CALL, "cannot read the driver of the file-access list");
+        return -1;
+    }
+    if (driver != H5FD_MPIO)
+        return 0;
+
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Info info = MPI_INFO_NULL;
+    if (H5Pget_fapl_mpio(fapl_id, &comm, &info) < 0) {
+        TAGG_VOL_ERR(TAGG_VOL_E_CALL, "cannot read the MPI-IO communicator of the file-access list");
+        return -1;
+    }
+    /* HDF5 functions below clear the error stack on entry; note what failed
+     * and push our message once everything is released. */
+    const char      *failed = NULL;
+    tagg_vol_quiet_t quiet;
+    tagg_vol_quiet_begin(&quiet);
+    if (H5Pset_driver_by_name(fapl_id, TAGG_VOL_VFD_NAME, cfg) < 0)
+        failed = "vfd";
+    else if (H5Pset_mpi_params(fapl_id, comm, info) < 0)
+        failed = "mpi";
+    tagg_vol_quiet_end(&quiet);
+    if (comm != MPI_COMM_NULL)
+        MPI_Comm_free(&comm);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+
+    if (failed && failed[0] == 'v') {
+        const char *path = getenv("HDF5_PLUGIN_PATH");
+        TAGG_VOL_ERR(TAGG_VOL_E_VFD,
+                     "cannot load the tagg VFD (H5Pset_driver_by_name(\"%s\", \"%s\") failed) for an MPI-IO "
+                     "file; check HDF5_PLUGIN_PATH (now %s) names the directory holding the tagg plugins",
+                     TAGG_VOL_VFD_NAME, cfg, path ? path : "unset");
+        return -1;
+    }
+    if (failed) {
+        TAGG_VOL_ERR(TAGG_VOL_E_VFD, "cannot hand the MPI communicator to the tagg VFD");
+        return -1;
+    }
+    *redirected = true;
+    return 0;
+}
+
+/* The file-access list for the connector underneath: a copy of fapl_id with
+ * that connector set and, for MPI-IO, the tagg VFD. *info_out receives our
+ * info (the caller frees it). H5I_INVALID_HID with an error pushed on failure. */
+static hid_t file_fapl(hid_t fapl_id, tagg_vol_info_t **info_out)
+{
+    tagg_vol_info_t *info = tagg_vol_info_from_fapl(fapl_id);
+    if (!info)
+        return H5I_INVALID_HID;
+    hid_t under_fapl = tagg_vol_under_fapl(fapl_id, info);
+    bool  redirected = false;
+    if (under_fapl >= 0 && redirect_mpio(under_fapl, info->cfg, &redirected) < 0) {
+        hid_t saved = tagg_vol_stack_save();
+        H5Pclose(under_fapl);
+        tagg_vol_stack_restore(saved);
+        under_fapl = H5I_INVALID_HID;
+    }
+    if (under_fapl < 0) {
+        tagg_vol_info_free(info);
+        return H5I_INVALID_HID;
+    }
+    *info_out = info;
+    return under_fapl;
+}
+
+/* Releases what file_fapl returned, keeping the error stack. */
+static void file_fapl_release(hid_t under_fapl, tagg_vol_info_t *info)
+{
+    hid_t saved = tagg_vol_stack_save();
+    H5Pclose(under_fapl);
+    tagg_vol_stack_restore(saved);
+    tagg_vol_info_free(info);
+}
+
+void *tagg_vol_file_create(const char *name, unsigned flags, hid_t fcpl_id, hid_t fapl_id, hid_t dxpl_id,
+                           void **req)
+{
+    tagg_vol_info_t *info       = NULL;
+    hid_t            under_fapl = file_fapl(fapl_id, &info);
+    if (under_fapl < 0)
+        return NULL;
+    void *under = H5VLfile_create(name, flags, fcpl_id, under_fapl, dxpl_id, req);
+    void *file  = tagg_vol_wrap_result(under, info->under_id, req);
+    file_fapl_release(under_fapl, info);
+    return file;
+}
+
+void *tagg_vol_file_open(const char *name, unsigned flags, hid_t fapl_id, hid_t dxpl_id, void **req)
+{
+    tagg_vol_info_t *info       = NULL;
+    hid_t            under_fapl = file_fapl(fapl_id, &info);
+    if (under_fapl < 0)
+        return NULL;
+    void *under = H5VLfile_open(name, flags, under_fapl, dxpl_id, req);
+    void *file  = tagg_vol_wrap_result(under, info->under_id, req);
+    file_fapl_release(under_fapl, info);
+    return file;
+}
+
+herr_t tagg_vol_file_get(void *file, H5VL_file_get_args_t *args, hid_t dxpl_id, void **req)
+{
+    tagg_vol_obj_t *o = file;
+    return tagg_vol_req(H5VLfile_get(o->under, o->under_id, args, dxpl_id, req), o->under_id, req);
+}
+
+/* is_accessible and delete come without an object, with a file-access list
+ * naming us: they go down with the connector underneath set on a copy. They
+ * keep the application's driver: both only read or remove the one shared file,
+ * which MPI-IO handles. The other operations act on an open file. */
+herr_t tagg_vol_file_specific(void *file, H5VL_file_specific_args_t *args, hid_t dxpl_id, void **req)
+{
+    tagg_vol_obj_t *o = file;
+
+    if (args->op_type == H5VL_FILE_IS_ACCESSIBLE || args->op_type == H5VL_FILE_DELETE) {
+        H5VL_file_specific_args_t down  = *args;
+        hid_t                    *fapl  = args->op_type == H5VL_FILE_DELETE ? &down.args.del.fapl_id
+                                                                            : &down.args.is_accessible.fapl_id;
+        tagg_vol_info_t          *info  = tagg_vol_info_from_fapl(*fapl);
+        if (!info)
+            return -1;
+        hid_t under_fapl = tagg_vol_under_fapl(*fapl, info);
+        if (under_fapl < 0) {
+            tagg_vol_info_free(info);
+            return -1;
+        }
+        *fapl      = under_fapl;
+        herr_t ret = H5VLfile_specific(NULL, info->under_id, &down, dxpl_id, req);
+        ret        = tagg_vol_req(ret, info->under_id, req);
+        file_fapl_release(under_fapl, info);
+        return ret;
+    }
+
+    hid_t  under_id = o->under_id;
+    herr_t ret      = H5VLfile_specific(o->under, under_id, args, dxpl_id, req);
+    ret             = tagg_vol_req(ret, under_id, req);
+    /* A reopened file is a new object of the connector underneath: wrap it. */
+    if (ret >= 0 && args->op_type == H5VL_FILE_REOPEN && *args->args.reopen.file) {
+        void *wrapped = tagg_vol_obj_new(*args->args.reopen.file, under_id);
+        if (!wrapped)
+            return -1;
+        *args->args.reopen.file = wrapped;
+    }
+    return ret;
+}
+
+herr_t tagg_vol_file_optional(void *file, H5VL_optional_args_t *args, hid_t dxpl_id, void **req)
+{
+    tagg_vol_obj_t *o = file;
+    return tagg_vol_req(H5VLfile_optional(o->under, o->under_id, args, dxpl_id, req), o->under_id, req);
+}
+
+herr_t tagg_vol_file_close(void *file, hid_t dxpl_id, void **req)
+{
+    tagg_vol_obj_t *o   = file;
+    herr_t          ret = tagg_vol_req(H5VLfile_close(o->under, o->under_id, dxpl_id, req), o->under_id, req);
+    if (ret >= 0)
+        tagg_vol_obj_free(o);
+    return ret;
+}

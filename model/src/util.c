@@ -142,17 +142,29 @@ static int parse_scaled(const char *s, const char *const *units, const double *s
 }
 
 int tagg_parse_size(const char *s, double *out) {
-  static const char *const u[] = {"", "B", "K", "KB", "KiB", "M", "MB", "MiB", "G", "GB", "GiB",
-                                  "T", "TB", "TiB", "B/s", "KB/s", "KiB/s", "MB/s", "MiB/s",
-                                  "GB/s", "GiB/s", "TB/s", "TiB/s", "GBps", "MBps", NULL};
-  static const double k = 1e3, ki = 1024.0;
-  static const double sc[] = {1, 1, k, k, ki, k * k, k * k, ki * ki, k * k * k, k * k * k,
-                              ki * ki * ki, k * k * k * k, k * k * k * k, ki * ki * ki * ki,
-                              1, k, ki, k * k, ki * ki, k * k * k, ki * ki * ki, k * k * k * k,
-                              ki * ki * ki * ki, k * k * k, k * k};
-  /* "K" vs "KB": both decimal; KiB binary. Case-insensitive compare would make
-   * "kib" match "KiB" too, which is intended. */
-  return parse_scaled(s, u, sc, out);
+  /* decimal prefixes are powers of 1000, binary ones (KiB...) of 1024; an
+   * optional "B", "/s" or "ps" (GBps) suffix is accepted */
+  static const char *const u[] = {"", "K", "M", "G", "T", "P", "Ki", "Mi", "Gi", "Ti", "Pi", NULL};
+  static const double sc[] = {1, 1e3, 1e6, 1e9, 1e12, 1e15, 1024.0, 1048576.0, 1073741824.0,
+                              1099511627776.0, 1125899906842624.0};
+  if (!s || !*s) return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || !isfinite(v) || v < 0) return -1;
+  char unit[8];
+  size_t n = strlen(end);
+  if (n >= sizeof unit) return -1;
+  memcpy(unit, end, n + 1);
+  if (n >= 2 && (strcmp(unit + n - 2, "/s") == 0 || strcmp(unit + n - 2, "ps") == 0)) unit[n -= 2] = '\0';
+  if (n >= 1 && (unit[n - 1] == 'B' || unit[n - 1] == 'b')) unit[--n] = '\0';
+  for (int i = 0; u[i]; i++) {
+    if (tagg_strcaseeq(unit, u[i])) {
+      *out = v * sc[i];
+      return 0;
+    }
+  }
+  return -1;
 }
 
 int tagg_parse_time(const char *s, double *out) {

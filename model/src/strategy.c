@@ -42,7 +42,15 @@ int tagg_best_candidate(const tagg_strategy_ctx_t *ctx, int tier_only, int *rank
       }
     }
   }
-  if (br < 0) return tagg_seterr(err, TAGG_ENOCAND, "group %d: no (node, tier) candidate meets the capacity and persistency rules", ctx->group);
+  if (br < 0) {
+    tagg_cost_t c;
+    tagg_tier_check(&ctx->tiers->tier[ctx->tiers->source], 0, ctx->sum->total, ctx->opts, &c);
+    return tagg_seterr(err, TAGG_ENOCAND,
+                       "group %d: no (node, tier) candidate meets the capacity rule (%llu B per aggregator) "
+                       "and the persistency rule (%s)%s",
+                       ctx->group, (unsigned long long)c.need, tagg_persist_name(ctx->opts->persistency),
+                       tier_only >= 0 ? " in the fixed tier" : "");
+  }
   *rank = br;
   *tier = bt;
   return TAGG_OK;

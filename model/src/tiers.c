@@ -38,11 +38,12 @@ static void set_tier(tagg_tier_t *t, const char *name, tagg_tier_kind_t k, doubl
 
 /* KNL node of Theta (MA-TAPIOCA section 4.1): 16 GB MCDRAM, 192 GB DDR4,
  * 128 GB SSD cleared between allocations, Lustre.  Bandwidths and capacities
- * are Table 1's vendor values; latencies are device-scale figures (Table 1's
+ * are Table 1's vendor values; latencies are device-scale figures in Table 1's
+ * order HBM < DRAM < NVR (Table 1's
  * millisecond latencies belong to the toy example, see examples/toy-table1.tiers). */
 void tagg_tiers_default(tagg_tiers_t *t) {
   memset(t, 0, sizeof *t);
-  set_tier(&t->tier[0], "HBM", TAGG_TIER_HBM, 150e-9, 180e9, 16e9, TAGG_PERSIST_NONE);
+  set_tier(&t->tier[0], "HBM", TAGG_TIER_HBM, 80e-9, 180e9, 16e9, TAGG_PERSIST_NONE);
   set_tier(&t->tier[1], "DRAM", TAGG_TIER_DRAM, 100e-9, 90e9, 192e9, TAGG_PERSIST_NONE);
   set_tier(&t->tier[2], "NVR", TAGG_TIER_NVR, 80e-6, 1.5e9, 128e9, TAGG_PERSIST_JOB);
   set_tier(&t->tier[3], "PFS", TAGG_TIER_PFS, 1e-3, 5e9, 9.2e15, TAGG_PERSIST_PERMANENT);

@@ -33,14 +33,16 @@ static double df_bandwidth(const tagg_topology_t *t, int a, int b) {
   return t->bandwidth;
 }
 
-/* Groups tiled on a grid; inside a group, chassis are rows and blade x node columns. */
+/* Groups tiled on a grid; inside a group, chassis are rows and blades
+ * columns; the nodes of a blade form a small square. */
 static void df_project(const tagg_topology_t *t, int node, double *x, double *y) {
   const int *c = t->coords + (size_t)node * 4;
   int cols = (int)ceil(sqrt((double)t->dims[DF_GROUP]));
-  if (cols < 1) cols = 1;
-  double gw = t->dims[DF_BLADE] * (t->dims[DF_NODE] + 0.3) + 1.5, gh = t->dims[DF_CHASSIS] + 1.5;
-  *x = (c[DF_GROUP] % cols) * gw + c[DF_BLADE] * (t->dims[DF_NODE] + 0.3) + c[DF_NODE];
-  *y = (c[DF_GROUP] / cols) * gh + c[DF_CHASSIS];
+  int nb = t->dims[DF_NODE], w = (int)ceil(sqrt((double)nb)), h = (nb + w - 1) / w;
+  double bw = w + 0.4, bh = h + 0.4;
+  double gw = t->dims[DF_BLADE] * bw + 1.5, gh = t->dims[DF_CHASSIS] * bh + 1.5;
+  *x = (c[DF_GROUP] % cols) * gw + c[DF_BLADE] * bw + c[DF_NODE] % w;
+  *y = (c[DF_GROUP] / cols) * gh + c[DF_CHASSIS] * bh + c[DF_NODE] / w;
 }
 
 const tagg_topo_ops_t tagg_topo_dragonfly = {

@@ -10,7 +10,21 @@
 
 typedef struct { double x, y; } pt_t;
 
-static void color(int g, char *buf, size_t n) { snprintf(buf, n, "hsl(%d,70%%,45%%)", (g * 137) % 360); }
+/* Distinct colour per group: hue stepped by the golden angle, HSL(h, 70%, 42%)
+ * converted to #rrggbb (some SVG renderers ignore hsl()). */
+static void color(int g, char *buf, size_t n) {
+  double h = (double)((g * 137) % 360) / 60.0, s = 0.7, l = 0.42;
+  double c = (1 - fabs(2 * l - 1)) * s, x = c * (1 - fabs(fmod(h, 2.0) - 1)), m = l - c / 2, r = 0, gr = 0, b = 0;
+  switch ((int)h) {
+    case 0: r = c; gr = x; break;
+    case 1: r = x; gr = c; break;
+    case 2: gr = c; b = x; break;
+    case 3: gr = x; b = c; break;
+    case 4: r = x; b = c; break;
+    default: r = c; b = x;
+  }
+  snprintf(buf, n, "#%02x%02x%02x", (int)((r + m) * 255), (int)((gr + m) * 255), (int)((b + m) * 255));
+}
 
 int out_svg(const char *path, const tool_args_t *a, const tool_run_t *r, char *msg, size_t msglen) {
   const tagg_topology_t *t = r->topo;
@@ -34,7 +48,7 @@ int out_svg(const char *path, const tool_args_t *a, const tool_run_t *r, char *m
   if (cell > 60) cell = 60;
   if (cell < 4) cell = 4;
   double m = 40, top = 70, w = (mx + 1) * cell + 2 * m, h = (my + 1) * cell + top + 110;
-  if (w < 700) w = 700;
+  if (w < 1000) w = 1000;
   FILE *o = fopen(path, "w");
   if (!o) {
     snprintf(msg, msglen, "--svg %s: cannot open: %s", path, strerror(errno));
@@ -63,7 +77,7 @@ int out_svg(const char *path, const tool_args_t *a, const tool_run_t *r, char *m
   uint64_t maxb = 1;
   for (size_t i = 0; i < p->part.first[p->naggr]; i++) if (p->part.prod[i].bytes > maxb) maxb = p->part.prod[i].bytes;
   for (int g = 0; g < p->naggr; g++) if (p->groups[g].cost.group_bytes > maxb) maxb = p->groups[g].cost.group_bytes;
-  int labels = p->naggr <= 32;
+  int labels = p->naggr <= 16;
   for (int g = 0; g < p->naggr; g++) {
     const tagg_group_plan_t *gp = &p->groups[g];
     tagg_group_summary_t sum;
@@ -96,7 +110,7 @@ int out_svg(const char *path, const tool_args_t *a, const tool_run_t *r, char *m
       char b[32];
       fmt_bytes(b, sizeof b, (double)gp->cost.group_bytes);
       fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" font-weight=\"bold\">g%d: %s</text>\n",
-              (X(an) + X(gw)) / 2 + 4, (Y(an) + Y(gw)) / 2 + 12, g, b);
+              X(an) + s * 0.5 + 3, Y(an) + s * 0.5 + 11, g, b);
     }
   }
   /* I/O gateways and aggregators on top */

@@ -175,6 +175,7 @@ static int build(pstate_t *P, tagg_topology_t *t, tagg_err_t *err) {
   if (P->line[K_LEVEL_BW] && (t->ops != &tagg_topo_generic || P->level_bw_n != t->ndims))
     return PERR(P->line[K_LEVEL_BW], "level_bandwidth", "only with kind generic, one value per level (%d)", t->ndims);
   int rc = tagg_topo_enumerate(t, err);
+  if (rc == TAGG_EINVAL) return PERR(P->line[K_DIMS], "dims", "more than 2^24 nodes");
   if (rc) return rc;
   if (matrix) {
     if ((long)t->nnodes != P->nodes) return PERR(P->line[K_DISTANCE], "distance", "needs dims equal to nodes (%ld)", P->nodes);

@@ -51,6 +51,7 @@ static const parse_case_t topo_cases[] = {
     {H "kind torus\ndims 2 2\nranks_per_node 1\nio_nodes 0\nio_stride 2\nlatency 1us\nbandwidth 1GB/s\n", 0, "test.topo:6: field 'io_stride': give either io_nodes or io_stride"},
     {H "kind torus\ndims 2 2\nranks_per_node 1 2\n", 0, "test.topo:4: field 'ranks_per_node': expected one value"},
     {H "kind torus\nname\n", 0, "test.topo:3: field 'name': missing value"},
+    {H "kind torus\ndims 65536 65536\nranks_per_node 1\nio_nodes 0\nlatency 1us\nbandwidth 1GB/s\n", 0, "test.topo:3: field 'dims': more than 2^24 nodes"},
     {H "kind torus\ndims 2 2\nnodes 3\nranks_per_node 1\nio_nodes 0\nlatency 1us\nbandwidth 1GB/s\n", 0, "test.topo:4: field 'nodes': says 3 but dims give 4 nodes"},
 };
 

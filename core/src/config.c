@@ -301,9 +301,14 @@ int tagg_config_build(tagg_config_t *cfg, const char *env_str, const char *str, 
             size_t n = strlen(err);
             snprintf(err + n, errlen - n, " [from the TAGG_* environment]");
         }
+        tagg_config_clear(cfg);
         return -1;
     }
-    return tagg_config_apply_string(cfg, str, err, errlen);
+    if (tagg_config_apply_string(cfg, str, err, errlen) < 0) {
+        tagg_config_clear(cfg);
+        return -1;
+    }
+    return 0;
 }
 
 int tagg_config_format(const tagg_config_t *cfg, char *buf, size_t len)

@@ -346,7 +346,8 @@ void tagg_config_doc(void *stream)
             case K_ENUM: list_names(values, sizeof values, k->names); break;
             case K_STR: snprintf(values, sizeof values, "text"); break;
         }
-        fprintf(f, "| `%s` | %s%s%s | `%s` | %s | %s |\n", k->name, k->env ? "`" : "", k->env ? k->env : "-",
-                k->env ? "`" : "", k->def, values, k->help);
+        fprintf(f, "| `%s` | %s%s%s | %s%s%s | %s | %s |\n", k->name, k->env ? "`" : "", k->env ? k->env : "-",
+                k->env ? "`" : "", *k->def ? "`" : "", *k->def ? k->def : "(empty)", *k->def ? "`" : "", values,
+                k->help);
     }
 }

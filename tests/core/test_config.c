@@ -112,13 +112,40 @@ static void test_format_length(void **state)
     tagg_config_clear(&cfg);
 }
 
-int main(void)
+/* The README's configuration table holds every row the code's table documents. */
+static const char *readme_path;
+static void test_readme_table(void **state)
 {
+    (void)state;
+    FILE *doc = tmpfile(), *rd = fopen(readme_path, "r");
+    assert_non_null(doc);
+    if (!rd)
+        fail_msg("cannot open %s", readme_path);
+    tagg_config_doc(doc);
+    rewind(doc);
+    static char readme[1 << 16];
+    size_t      n = fread(readme, 1, sizeof readme - 1, rd);
+    readme[n]     = '\0';
+    char line[1024];
+    int  rows = 0;
+    while (fgets(line, sizeof line, doc)) {
+        if (!strstr(readme, line))
+            fail_msg("README.md lacks the configuration row: %s(regenerate it from tagg_config_doc)", line);
+        rows++;
+    }
+    assert_true(rows >= 7);
+    fclose(doc), fclose(rd);
+}
+
+int main(int argc, char **argv)
+{
+    readme_path = argc > 1 ? argv[1] : "README.md";
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases),
         cmocka_unit_test(test_copy_is_deep),
         cmocka_unit_test(test_env_string),
         cmocka_unit_test(test_format_length),
+        cmocka_unit_test(test_readme_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -159,6 +159,10 @@ int main(int argc, char **argv)
     REQUIRE(f >= 0);
     expect_tagg_driver(f, "after H5Fcreate");
     write_data(f);
+    /* Other ranks' independent writes are visible only after a sync and a
+     * barrier (MPI-IO consistency): flush is collective and syncs the file. */
+    CHECK(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0);
+    MPI_Barrier(MPI_COMM_WORLD);
     check_data(f);
     CHECK(H5Fclose(f) >= 0);
 

@@ -8,10 +8,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Registry of raw-data paths, indexed by the config's backend enum. */
+/* Registries, indexed by the config's enums. */
 static const tagg_backend_ops_t *const backends[TAGG_BACKEND_COUNT_] = {
     [TAGG_BACKEND_MPIIO] = &tagg_backend_mpiio,
 };
+static const tagg_store_ops_t *const stores[TAGG_LAYOUT_COUNT_] = {
+    [TAGG_LAYOUT_SHARED] = &tagg_store_shared,
+};
+
+int tagg_io_direct(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
+{
+    for (size_t i = 0; i < x->n; i++) {
+        const tagg_extent_t *e = &x->v[i];
+        int rc = dir == TAGG_WRITE ? f->store_ops->pwrite(f, e->off, e->len, e->mem)
+                                   : f->store_ops->pread(f, e->off, e->len, e->mem);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int tagg_file_delete(const char *path, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg)
+{
+    return stores[cfg->layout]->del(path, comm, info);
+}
 
 int tagg_agree(MPI_Comm comm, int local_rc, const char *what)
 {
@@ -97,21 +117,17 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         rc = -1;
     }
-    f->ops = backends[f->cfg.backend];
+    f->ops       = backends[f->cfg.backend];
+    f->store_ops = stores[f->cfg.layout];
     if (tagg_agree(f->comm, rc, "tagg open (set-up)") < 0) {
         file_free(f);
         return NULL;
     }
 
-    int amode = (flags & TAGG_OPEN_RDWR) ? MPI_MODE_RDWR : MPI_MODE_RDONLY;
-    if (flags & TAGG_OPEN_CREAT)
-        amode |= MPI_MODE_CREATE;
-    if (flags & TAGG_OPEN_EXCL)
-        amode |= MPI_MODE_EXCL;
-    rc = f->ops->open(f, amode);
+    rc = f->store_ops->open(f, flags);
     if (tagg_agree(f->comm, rc, "tagg open") < 0) {
         if (rc == 0)
-            f->ops->close(f);
+            f->store_ops->close(f);
         file_free(f);
         return NULL;
     }
@@ -119,13 +135,19 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
     if (tagg_file_get_size(f, &size) < 0)
         goto fail;
     if (size && (flags & TAGG_OPEN_TRUNC)) {
-        if (f->ops->set_size(f, 0) < 0 || (code = MPI_Barrier(f->comm)) != MPI_SUCCESS)
+        if (f->store_ops->set_size(f, 0) < 0 || (code = MPI_Barrier(f->comm)) != MPI_SUCCESS)
             rc = -1;
         if (tagg_agree(f->comm, rc, "truncating the file at create") < 0)
             goto fail;
         size = 0;
     }
     f->eof = size;
+    rc     = f->ops->open(f);
+    if (tagg_agree(f->comm, rc, "starting the aggregation backend") < 0) {
+        if (rc == 0)
+            f->ops->close(f);
+        goto fail;
+    }
     if (f->cfg.verbose >= 2 && f->rank == 0) {
         char cfgtext[1024];
         tagg_config_format(&f->cfg, cfgtext, sizeof cfgtext);
@@ -135,7 +157,7 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
     }
     return f;
 fail:
-    f->ops->close(f);
+    f->store_ops->close(f);
     file_free(f);
     return NULL;
 }
@@ -145,7 +167,7 @@ int tagg_file_get_size(tagg_file_t *f, uint64_t *size)
     int      rc  = 0;
     uint64_t msg[2] = {0, 0};
     if (f->rank == 0) {
-        rc     = f->ops->get_size(f, &msg[0]);
+        rc     = f->store_ops->get_size(f, &msg[0]);
         msg[1] = rc < 0;
     }
     int code = MPI_Bcast(msg, 2, MPI_UINT64_T, 0, f->comm);
@@ -174,7 +196,7 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size)
     if (tagg_file_get_size(f, &cur) < 0)
         return -1;
     if (cur != size) {
-        int rc = f->ops->set_size(f, size);
+        int rc = f->store_ops->set_size(f, size);
         if (tagg_agree(f->comm, rc, "setting the file size") < 0)
             return -1;
     }
@@ -184,7 +206,7 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size)
 
 int tagg_file_sync(tagg_file_t *f)
 {
-    return tagg_agree(f->comm, f->ops->sync(f), "syncing the file");
+    return tagg_agree(f->comm, f->store_ops->sync(f), "syncing the file");
 }
 
 int tagg_file_close(tagg_file_t *f)
@@ -217,8 +239,9 @@ int tagg_file_close(tagg_file_t *f)
             }
         }
     }
-    int crc = f->ops->close(f);
-    rc      = tagg_agree(f->comm, (rc < 0 || crc < 0) ? -1 : 0, "closing the file");
+    int brc = f->ops->close(f);
+    int src = f->store_ops->close(f);
+    rc      = tagg_agree(f->comm, (rc < 0 || brc < 0 || src < 0) ? -1 : 0, "closing the file");
     file_free(f);
     return rc;
 }

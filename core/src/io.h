@@ -2,14 +2,14 @@
  *
  * Every byte the tagg VFD moves passes through tagg_io_write / tagg_io_read, as
  * a described request (extents.h). Below this point a backend (one ops table
- * per raw-data path, registry in io.c) moves the bytes: today "mpiio" (each
- * rank's extents straight to MPI-IO, collective when HDF5's call is); the
- * aggregation engine plugs in here as another backend. */
+ * per aggregation method, registry in file.c) decides who moves which bytes, and
+ * a store (store.h, one ops table per layout) puts them in files. */
 #ifndef TAGG_IO_H
 #define TAGG_IO_H
 
 #include "config.h"
 #include "extents.h"
+#include "store.h"
 
 #include <mpi.h>
 #include <stdbool.h>
@@ -27,17 +27,16 @@ typedef struct tagg_stats {
 
 typedef struct tagg_file tagg_file_t;
 
-/* One raw-data path. Functions return 0 or -1 with an error pushed; those marked
- * collective are called by every rank of the file's communicator. */
+/* One aggregation method. Functions return 0 or -1 with an error pushed. open
+ * and close are collective (after the store opened, before it closes); write
+ * and read are collective when `collective` is true. Independent calls may go
+ * straight to the store. */
 typedef struct tagg_backend_ops {
     const char *name;
-    int (*open)(tagg_file_t *f, int amode);                 /* collective */
-    int (*close)(tagg_file_t *f);                           /* collective */
+    int (*open)(tagg_file_t *f);
+    int (*close)(tagg_file_t *f);
     int (*write)(tagg_file_t *f, const tagg_extents_t *x, bool collective);
     int (*read)(tagg_file_t *f, const tagg_extents_t *x, bool collective);
-    int (*get_size)(tagg_file_t *f, uint64_t *size);        /* local */
-    int (*set_size)(tagg_file_t *f, uint64_t size);         /* collective */
-    int (*sync)(tagg_file_t *f);                            /* collective */
 } tagg_backend_ops_t;
 
 struct tagg_file {
@@ -48,6 +47,8 @@ struct tagg_file {
     tagg_config_t             cfg;
     const tagg_backend_ops_t *ops;
     void                     *backend; /* the backend's own state */
+    const tagg_store_ops_t   *store_ops;
+    void                     *store; /* the layout's own state */
     uint64_t                  eof;     /* file size all ranks agree on (open, set_size) */
     tagg_stats_t              stats;
 };
@@ -70,6 +71,11 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size);
 int tagg_file_get_size(tagg_file_t *f, uint64_t *size);
 /* Collective: flush to storage. */
 int tagg_file_sync(tagg_file_t *f);
+/* Collective: removes a file in the layout cfg names (H5Fdelete). */
+int tagg_file_delete(const char *path, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg);
+
+/* Independent: each extent straight to the store, in order. */
+int tagg_io_direct(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir);
 
 /* The entry point. x may be reordered (sorted). When collective, every rank calls
  * and every rank gets the same result (an error on one rank fails all). */

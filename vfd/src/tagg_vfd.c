@@ -427,25 +427,23 @@ static herr_t tagg_truncate(H5FD_t *_file, hid_t dxpl, hbool_t closing)
     return 0;
 }
 
+/* Collective: removes the file in the layout the configuration names. */
 static herr_t tagg_delete(const char *name, hid_t fapl)
 {
-    MPI_Comm comm = MPI_COMM_NULL;
-    MPI_Info info = MPI_INFO_NULL;
-    int      rank, rc = 0;
+    MPI_Comm      comm = MPI_COMM_NULL;
+    MPI_Info      info = MPI_INFO_NULL;
+    tagg_config_t cfg;
+    int           rc = -1;
     if (ensure_mpi() < 0 || fapl_mpi(fapl, &comm, &info) < 0)
-        return -1;
+        goto done;
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(comm, &rank);
-    MPI_Barrier(comm);
-    if (rank == 0) {
-        int code = MPI_File_delete(name, info);
-        if (code != MPI_SUCCESS) {
-            TAGG_ERR_MPI("MPI_File_delete", code);
-            rc = -1;
-        }
-    }
-    rc = tagg_agree(comm, rc, "deleting the file");
-    MPI_Comm_free(&comm);
+    if (build_config(fapl, comm, &cfg) < 0)
+        goto done;
+    rc = tagg_file_delete(name, comm, info, &cfg);
+    tagg_config_clear(&cfg);
+done:
+    if (comm != MPI_COMM_NULL)
+        MPI_Comm_free(&comm);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     return rc < 0 ? -1 : 0;

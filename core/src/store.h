@@ -1,0 +1,46 @@
+/* Storage layouts: where the bytes of the HDF5 address space end up.
+ *
+ * One ops table per layout, registry in file.c, chosen by the config key
+ * `layout`. The aggregation layer (backends) only ever calls pwrite/pread with
+ * HDF5 addresses; a layout maps them to its files. Functions return 0 or -1
+ * with an error pushed on the HDF5 stack; those marked collective are called by
+ * every rank of the file's communicator, in the same order. */
+#ifndef TAGG_STORE_H
+#define TAGG_STORE_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+typedef struct tagg_file tagg_file_t;
+
+typedef struct tagg_store_ops {
+    const char *name;
+    /* Collective. flags: TAGG_OPEN_* (io.h). Sets f->store. */
+    int (*open)(tagg_file_t *f, unsigned flags);
+    /* Collective. Writes whatever the layout keeps beside the data (an index),
+     * closes, frees f->store. */
+    int (*close)(tagg_file_t *f);
+    /* Independent, any rank, any offset: the whole range or an error. */
+    int (*pwrite)(tagg_file_t *f, uint64_t off, uint64_t len, const void *buf);
+    /* Independent; bytes past the end of the data read as zeros. */
+    int (*pread)(tagg_file_t *f, uint64_t off, uint64_t len, void *buf);
+    /* Local (the file layer calls it on rank 0 and broadcasts): logical size. */
+    int (*get_size)(tagg_file_t *f, uint64_t *size);
+    /* Collective: makes the logical size exactly size. */
+    int (*set_size)(tagg_file_t *f, uint64_t size);
+    /* Collective: data written so far reaches storage. */
+    int (*sync)(tagg_file_t *f);
+    /* Collective: removes a file of this layout (H5Fdelete). */
+    int (*del)(const char *path, MPI_Comm comm, MPI_Info info);
+    /* The unit (bytes) the layout stores contiguously and that file domains
+     * should be aligned to; 0 when any alignment will do. */
+    uint64_t (*stripe)(const tagg_file_t *f);
+} tagg_store_ops_t;
+
+extern const tagg_store_ops_t tagg_store_shared;
+
+/* The shared layout's MPI file handle (for the mpiio backend's collective
+ * views). Only valid when f's layout is "shared". */
+MPI_File tagg_store_shared_fh(const tagg_file_t *f);
+
+#endif

@@ -1,0 +1,167 @@
+/* Layout "shared": the HDF5 address space is one MPI-IO file, byte for byte,
+ * so the file is an ordinary HDF5 file any driver can read. */
+#include "error.h"
+#include "io.h"
+#include "store.h"
+
+#include <stdlib.h>
+
+/* MPI counts are int: no single call over 1 GiB. */
+#define MAX_CALL ((uint64_t)1 << 30)
+
+typedef struct {
+    MPI_File fh;
+} shared_t;
+
+MPI_File tagg_store_shared_fh(const tagg_file_t *f) { return ((shared_t *)f->store)->fh; }
+
+static int shared_open(tagg_file_t *f, unsigned flags)
+{
+    int amode = (flags & TAGG_OPEN_RDWR) ? MPI_MODE_RDWR : MPI_MODE_RDONLY;
+    if (flags & TAGG_OPEN_CREAT)
+        amode |= MPI_MODE_CREATE;
+    if (flags & TAGG_OPEN_EXCL)
+        amode |= MPI_MODE_EXCL;
+    shared_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        return -1;
+    }
+    int code = MPI_File_open(f->comm, f->path, amode, f->info, &s->fh);
+    if (code != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        int  len = 0;
+        MPI_Error_string(code, text, &len);
+        TAGG_ERR(TAGG_E_IO, "cannot open '%s': %s", f->path, text);
+        free(s);
+        return -1;
+    }
+    MPI_File_set_errhandler(s->fh, MPI_ERRORS_RETURN);
+    f->store = s;
+    return 0;
+}
+
+static int shared_close(tagg_file_t *f)
+{
+    shared_t *s  = f->store;
+    int       rc = 0;
+    if (!s)
+        return 0;
+    int code = MPI_File_close(&s->fh);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_File_close", code);
+        rc = -1;
+    }
+    free(s);
+    f->store = NULL;
+    return rc;
+}
+
+static int shared_pwrite(tagg_file_t *f, uint64_t off, uint64_t len, const void *buf)
+{
+    for (uint64_t done = 0; done < len;) {
+        uint64_t   n = len - done < MAX_CALL ? len - done : MAX_CALL;
+        MPI_Status st;
+        MPI_Count  got = 0;
+        int code = MPI_File_write_at(tagg_store_shared_fh(f), (MPI_Offset)(off + done), (const char *)buf + done,
+                                     (int)n, MPI_BYTE, &st);
+        if (code != MPI_SUCCESS) {
+            TAGG_ERR_MPI("MPI_File_write_at", code);
+            return -1;
+        }
+        MPI_Get_elements_x(&st, MPI_BYTE, &got);
+        if ((uint64_t)got != n) {
+            TAGG_ERR(TAGG_E_IO, "write at offset %llu of '%s' wrote %lld of %llu bytes",
+                     (unsigned long long)(off + done), f->path, (long long)got, (unsigned long long)n);
+            return -1;
+        }
+        done += n;
+    }
+    return 0;
+}
+
+static int shared_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf)
+{
+    for (uint64_t done = 0; done < len;) {
+        uint64_t   n = len - done < MAX_CALL ? len - done : MAX_CALL;
+        MPI_Status st;
+        MPI_Count  got = 0;
+        int code = MPI_File_read_at(tagg_store_shared_fh(f), (MPI_Offset)(off + done), (char *)buf + done, (int)n,
+                                    MPI_BYTE, &st);
+        if (code != MPI_SUCCESS) {
+            TAGG_ERR_MPI("MPI_File_read_at", code);
+            return -1;
+        }
+        MPI_Get_elements_x(&st, MPI_BYTE, &got);
+        for (uint64_t k = (uint64_t)(got > 0 ? got : 0); k < n; k++) /* past the end: zeros */
+            ((char *)buf)[done + k] = 0;
+        done += n;
+    }
+    return 0;
+}
+
+static int shared_get_size(tagg_file_t *f, uint64_t *size)
+{
+    MPI_Offset s;
+    int        code = MPI_File_get_size(tagg_store_shared_fh(f), &s);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_File_get_size", code);
+        return -1;
+    }
+    *size = (uint64_t)s;
+    return 0;
+}
+
+static int shared_set_size(tagg_file_t *f, uint64_t size)
+{
+    int code = MPI_File_set_size(tagg_store_shared_fh(f), (MPI_Offset)size);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_File_set_size", code);
+        return -1;
+    }
+    return 0;
+}
+
+static int shared_sync(tagg_file_t *f)
+{
+    int code = MPI_File_sync(tagg_store_shared_fh(f));
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_File_sync", code);
+        return -1;
+    }
+    return 0;
+}
+
+static int shared_del(const char *path, MPI_Comm comm, MPI_Info info)
+{
+    int rank, rc = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Barrier(comm);
+    if (rank == 0) {
+        int code = MPI_File_delete(path, info);
+        if (code != MPI_SUCCESS) {
+            TAGG_ERR_MPI("MPI_File_delete", code);
+            rc = -1;
+        }
+    }
+    return tagg_agree(comm, rc, "deleting the file");
+}
+
+static uint64_t shared_stripe(const tagg_file_t *f)
+{
+    (void)f;
+    return 0;
+}
+
+const tagg_store_ops_t tagg_store_shared = {
+    .name     = "shared",
+    .open     = shared_open,
+    .close    = shared_close,
+    .pwrite   = shared_pwrite,
+    .pread    = shared_pread,
+    .get_size = shared_get_size,
+    .set_size = shared_set_size,
+    .sync     = shared_sync,
+    .del      = shared_del,
+    .stripe   = shared_stripe,
+};

@@ -20,9 +20,25 @@
 #define TAGG_ENV_BACKEND "TAGG_BACKEND"
 #define TAGG_ENV_FSYNC "TAGG_FSYNC"
 #define TAGG_ENV_CONFIG "TAGG_CONFIG"
+#define TAGG_ENV_AGGREGATORS "TAGG_AGGREGATORS"
+#define TAGG_ENV_BUFFER_SIZE "TAGG_BUFFER_SIZE"
+#define TAGG_ENV_STRATEGY "TAGG_STRATEGY"
+#define TAGG_ENV_THROTTLE "TAGG_THROTTLE"
+#define TAGG_ENV_TOPOLOGY "TAGG_TOPOLOGY"
 
 /* Raw-data paths (the io backend registry in io.c). */
-typedef enum { TAGG_BACKEND_MPIIO = 0, TAGG_BACKEND_COUNT_ } tagg_backend_t;
+typedef enum { TAGG_BACKEND_TAPIOCA = 0, TAGG_BACKEND_MPIIO, TAGG_BACKEND_COUNT_ } tagg_backend_t;
+
+/* Aggregator election strategies: the cost model's registry (model/). */
+typedef enum {
+    TAGG_STRATEGY_MEMORY_AWARE = 0,
+    TAGG_STRATEGY_TOPO_AWARE,
+    TAGG_STRATEGY_SHORTEST,
+    TAGG_STRATEGY_LONGEST,
+    TAGG_STRATEGY_FIRST_PER_NODE,
+    TAGG_STRATEGY_RANDOM,
+    TAGG_STRATEGY_COUNT_
+} tagg_strategy_kind_t;
 
 /* Layouts of the data on storage. */
 typedef enum { TAGG_LAYOUT_SHARED = 0, TAGG_LAYOUT_COUNT_ } tagg_layout_t;
@@ -34,14 +50,30 @@ typedef enum { TAGG_LAYOUT_SHARED = 0, TAGG_LAYOUT_COUNT_ } tagg_layout_t;
       "0 quiet; 1 one summary line per file on rank 0 at close; 2 also the effective configuration at open") \
     X(summary, STR, char *, TAGG_ENV_SUMMARY, "", 0, 0, NULL,                                            \
       "file to which rank 0 appends the per-file summary line at close (empty: none)")                   \
-    X(backend, ENUM, int, TAGG_ENV_BACKEND, "mpiio", 0, 0, tagg_backend_names,                           \
-      "raw-data path under the aggregation layer's entry point")                                        \
+    X(backend, ENUM, int, TAGG_ENV_BACKEND, "tapioca", 0, 0, tagg_backend_names,                         \
+      "aggregation: tapioca = tagg's two-phase engine with model-placed aggregators; mpiio = none of tagg's own (MPI-IO, ROMIO two-phase)") \
+    X(aggregators, INT, int, TAGG_ENV_AGGREGATORS, "0", 0, 1 << 20, NULL,                                \
+      "aggregators per collective call; 0 = the cost model's #Aggr rule")                              \
+    X(buffer_size, SIZE, int64_t, TAGG_ENV_BUFFER_SIZE, "4M", 4096, 1LL << 30, NULL,                      \
+      "size of one aggregation buffer (one round)")                                                     \
+    X(buffers, INT, int, NULL, "2", 2, 16, NULL, "aggregation buffers per aggregator (pipeline depth)")   \
+    X(block, SIZE, int64_t, NULL, "1M", 1, 1LL << 30, NULL,                                                \
+      "file domains are aligned to this (file-system block or stripe) unless the layout has a stripe")  \
+    X(strategy, ENUM, int, TAGG_ENV_STRATEGY, "memory-aware", 0, 0, tagg_strategy_names,                  \
+      "aggregator placement (model/ registry)")                                                          \
+    X(throttle, INT, int, TAGG_ENV_THROTTLE, "0", 0, 1 << 20, NULL,                                      \
+      "at most this many aggregators write or read the file system at once; 0 = no limit")            \
+    X(aggr_per_node, INT, int, NULL, "0", 0, 1024, NULL,                                                   \
+      "at most this many aggregators on one node (stepwise aggregation); 0 = no limit")                 \
+    X(topology, STR, char *, TAGG_ENV_TOPOLOGY, "", 0, 0, NULL,                                           \
+      "topology file (model/README.md) mapping ranks to nodes; empty = the real machine's node split") \
     X(layout, ENUM, int, NULL, "shared", 0, 0, tagg_layout_names,                                        \
       "storage layout: one shared HDF5 file")                                                            \
     X(fsync, BOOL, int, TAGG_ENV_FSYNC, "0", 0, 1, NULL,                                                 \
       "call MPI_File_sync at flush and close, so timings include the storage")
 
 extern const char *const tagg_backend_names[];
+extern const char *const tagg_strategy_names[];
 extern const char *const tagg_layout_names[];
 
 typedef struct tagg_config {

@@ -1,7 +1,7 @@
 /* tagg errors: pushed on the HDF5 error stack under tagg's own error class.
  * Each plugin (it links core statically) registers the class once. */
-#ifndef TAGG_ERROR_H
-#define TAGG_ERROR_H
+#ifndef TAGG_CORE_ERROR_H
+#define TAGG_CORE_ERROR_H
 
 #include <hdf5.h>
 

@@ -10,7 +10,8 @@
 
 /* Registries, indexed by the config's enums. */
 static const tagg_backend_ops_t *const backends[TAGG_BACKEND_COUNT_] = {
-    [TAGG_BACKEND_MPIIO] = &tagg_backend_mpiio,
+    [TAGG_BACKEND_TAPIOCA] = &tagg_backend_tapioca,
+    [TAGG_BACKEND_MPIIO]   = &tagg_backend_mpiio,
 };
 static const tagg_store_ops_t *const stores[TAGG_LAYOUT_COUNT_] = {
     [TAGG_LAYOUT_SHARED] = &tagg_store_shared,

@@ -91,5 +91,6 @@ int tagg_agree(MPI_Comm comm, int local_rc, const char *what);
 int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *total, char *buf, size_t len);
 
 extern const tagg_backend_ops_t tagg_backend_mpiio;
+extern const tagg_backend_ops_t tagg_backend_tapioca;
 
 #endif

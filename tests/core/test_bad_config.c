@@ -49,11 +49,13 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "api";
     if (!strcmp(mode, "api")) {
         static const char *const bad[][2] = {
-            {"bogus=1", "unknown key 'bogus' (valid keys: verbose, summary, backend, layout, fsync)"},
+            {"bogus=1", "unknown key 'bogus' (valid keys: verbose, summary, backend, aggregators,"},
             {"verbose=12", "key 'verbose': 12 is out of range [0, 2]"},
             {"verbose=x", "key 'verbose': 'x' is not a whole number"},
             {"fsync=perhaps", "'perhaps' is not a boolean"},
-            {"backend=stdio", "unknown value 'stdio' (valid: mpiio)"},
+            {"backend=stdio", "unknown value 'stdio' (valid: tapioca, mpiio)"},
+            {"buffer_size=12Q", "key 'buffer_size': '12Q' is not a size"},
+            {"topology=/nonexistent/machine.topo", "topology: "},
             {"verbose", "is not of the form key=value"},
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++, cases++) {

@@ -18,27 +18,40 @@ typedef struct {
     const char *reject; /* substring of the error message */
 } config_case_t;
 
-#define DEF_TAIL "layout=shared;fsync=0"
+#define ENGINE "aggregators=0;buffer_size=4194304;buffers=2;block=1048576;strategy=memory-aware;throttle=0;" \
+               "aggr_per_node=0;topology=;"
+#define DEF_TAIL ENGINE "layout=shared;fsync=0"
 static const config_case_t cases[] = {
-    {NULL, NULL, "verbose=0;summary=;backend=mpiio;" DEF_TAIL, NULL},
-    {NULL, "", "verbose=0;summary=;backend=mpiio;" DEF_TAIL, NULL},
-    {NULL, "verbose=1", "verbose=1;summary=;backend=mpiio;" DEF_TAIL, NULL},
-    {NULL, " verbose = 2 ; fsync=yes ;", "verbose=2;summary=;backend=mpiio;layout=shared;fsync=1", NULL},
-    {"verbose=1;", "verbose=0", "verbose=0;summary=;backend=mpiio;" DEF_TAIL, NULL}, /* string beats env */
-    {"verbose=2;", NULL, "verbose=2;summary=;backend=mpiio;" DEF_TAIL, NULL},
-    {NULL, "summary=/tmp/x.log", "verbose=0;summary=/tmp/x.log;backend=mpiio;" DEF_TAIL, NULL},
-    {NULL, "fsync=off;fsync=on", "verbose=0;summary=;backend=mpiio;layout=shared;fsync=1", NULL},
-    {NULL, "bogus=1", NULL, "unknown key 'bogus' (valid keys: verbose, summary, backend, layout, fsync)"},
+    {NULL, NULL, "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL},
+    {NULL, "", "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL},
+    {NULL, "verbose=1", "verbose=1;summary=;backend=tapioca;" DEF_TAIL, NULL},
+    {NULL, " verbose = 2 ; fsync=yes ;", "verbose=2;summary=;backend=tapioca;" ENGINE "layout=shared;fsync=1", NULL},
+    {"verbose=1;", "verbose=0", "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL}, /* string beats env */
+    {"verbose=2;", NULL, "verbose=2;summary=;backend=tapioca;" DEF_TAIL, NULL},
+    {NULL, "summary=/tmp/x.log", "verbose=0;summary=/tmp/x.log;backend=tapioca;" DEF_TAIL, NULL},
+    {NULL, "fsync=off;fsync=on", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;fsync=1", NULL},
+    {NULL, "bogus=1", NULL, "unknown key 'bogus' (valid keys: verbose, summary, backend, aggregators, buffer_size, buffers, block, "
+                          "strategy, throttle, aggr_per_node, topology, layout, fsync)"},
     {NULL, "verbose=9", NULL, "key 'verbose': 9 is out of range [0, 2]"},
     {NULL, "verbose=-1", NULL, "out of range"},
     {NULL, "verbose=two", NULL, "key 'verbose': 'two' is not a whole number"},
     {NULL, "verbose=1x", NULL, "'1x' is not a whole number"},
     {NULL, "verbose=99999999999999999999999", NULL, "is not a whole number"},
     {NULL, "fsync=maybe", NULL, "not a boolean (valid: 1, 0, true, false, yes, no, on, off)"},
-    {NULL, "backend=posix", NULL, "key 'backend': unknown value 'posix' (valid: mpiio)"},
+    {NULL, "backend=posix", NULL, "key 'backend': unknown value 'posix' (valid: tapioca, mpiio)"},
     {NULL, "layout=subfiles", NULL, "unknown value 'subfiles' (valid: shared)"},
     {NULL, "verbose", NULL, "'verbose' is not of the form key=value"},
     {"verbose=7;", NULL, NULL, "[from the TAGG_* environment]"},
+    {NULL, "backend=mpiio;aggregators=3;buffer_size=64K;buffers=3;block=4K;strategy=longest;throttle=1;aggr_per_node=2",
+     "verbose=0;summary=;backend=mpiio;aggregators=3;buffer_size=65536;buffers=3;block=4096;strategy=longest;"
+     "throttle=1;aggr_per_node=2;topology=;layout=shared;fsync=0",
+     NULL},
+    {NULL, "buffer_size=1K", NULL, "key 'buffer_size': 1024 is out of range [4096, 1073741824]"},
+    {NULL, "buffer_size=2G", NULL, "out of range"},
+    {NULL, "buffer_size=4Q", NULL, "is not a size (a whole number with an optional K, M, G or T suffix)"},
+    {NULL, "buffers=1", NULL, "key 'buffers': 1 is out of range [2, 16]"},
+    {NULL, "strategy=greedy", NULL,
+     "unknown value 'greedy' (valid: memory-aware, topo-aware, shortest, longest, first-per-node, random)"},
 };
 
 static void test_cases(void **state)
@@ -107,7 +120,7 @@ static void test_format_length(void **state)
     char          small[8];
     tagg_config_init(&cfg);
     int n = tagg_config_format(&cfg, small, sizeof small);
-    assert_int_equal(n, (int)strlen("verbose=0;summary=;backend=mpiio;" DEF_TAIL));
+    assert_int_equal(n, (int)strlen("verbose=0;summary=;backend=tapioca;" DEF_TAIL));
     assert_int_equal(strlen(small), sizeof small - 1);
     tagg_config_clear(&cfg);
 }

@@ -1,0 +1,68 @@
+/* The aggregation engine (backend "tapioca"): TAPIOCA's two-phase I/O with
+ * aggregators placed by the cost model (model/), after Tessier et al. (seeds
+ * 000, 002: MA-TAPIOCA Algorithm 1), with Tsujita's I/O throttling and
+ * stepwise aggregation (seed 001).
+ *
+ * One collective request goes through three steps, each in one file:
+ *   engine_plan.c   describe (ranges and byte counts, never data), partition the
+ *                   touched range into file domains, elect one aggregator per
+ *                   domain (every rank evaluates its own candidacy, MINLOC);
+ *   engine_move.c   pipelined rounds: producers MPI_Put (write) or MPI_Get (read)
+ *                   round k+1 while aggregators write or read round k;
+ *   backend_tapioca.c  the backend ops table, the machine description and the
+ *                   aggregation buffers (behind tagg_engine_buffers_*, so that a
+ *                   memory tier can provide them). */
+#ifndef TAGG_ENGINE_H
+#define TAGG_ENGINE_H
+
+#include "io.h"
+
+#include <tagg/model.h>
+#include <tagg/tiers.h>
+#include <tagg/topology.h>
+
+/* Per-file engine state, built once at open. */
+typedef struct tagg_engine {
+    tagg_topology_t  *topo;      /* ranks -> nodes, distances */
+    tagg_tiers_t      tiers;     /* memory tiers of a node (model defaults) */
+    tagg_model_opts_t opts;      /* N_buff, S_buff, BS, strategy ... */
+    const tagg_strategy_t *strategy;
+    int               cost_based; /* election by MINLOC over Cost_A + Cost_T */
+    uint64_t          bufsize;   /* one round */
+    int               nbuf;
+    MPI_Win           win;       /* nbuf x bufsize bytes on every rank */
+    char             *base;
+} tagg_engine_t;
+
+/* One piece of a rank's request: part of one extent inside one round of one domain. */
+typedef struct tagg_piece {
+    uint64_t off, len;
+    char    *mem;
+    int      domain, round;
+} tagg_piece_t;
+
+/* The plan of one collective call. */
+typedef struct tagg_call {
+    uint64_t      lo, hi;    /* touched range, lo aligned down to unit */
+    uint64_t      dsize;     /* file-domain size (multiple of unit) */
+    int           ndom;      /* number of domains = aggregators */
+    int          *aggr;      /* [ndom] aggregator rank of each domain */
+    int           my_dom;    /* domain this rank aggregates, -1 when none */
+    int           my_index;  /* its index among aggregators (throttling order) */
+    int           nrounds;   /* rounds of the longest domain */
+    tagg_piece_t *pieces;    /* this rank's pieces, sorted by round */
+    size_t        npieces;
+    uint64_t     *cov;       /* aggregator: covered runs of its domain, (off, len) pairs, sorted, merged */
+    size_t        ncov;
+} tagg_call_t;
+
+/* engine_plan.c. Collective. Returns 0, 1 when the request is empty everywhere
+ * (nothing to do), or -1 with an error pushed (every rank agrees). */
+int  tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, tagg_call_t *c);
+void tagg_engine_call_free(tagg_call_t *c);
+
+/* engine_move.c. Collective. Returns 0 or -1 (local; the caller agrees). */
+int tagg_engine_write(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c);
+int tagg_engine_read(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c);
+
+#endif

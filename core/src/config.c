@@ -10,7 +10,7 @@
 #include <string.h>
 
 const char *const tagg_backend_names[] = {"mpiio", NULL};
-const char *const tagg_layout_names[]  = {"shared", NULL};
+const char *const tagg_layout_names[]  = {"shared", "subfiles", NULL};
 
 typedef enum { K_BOOL, K_INT, K_SIZE, K_ENUM, K_STR } kind_t;
 

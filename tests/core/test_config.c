@@ -18,17 +18,18 @@ typedef struct {
     const char *reject; /* substring of the error message */
 } config_case_t;
 
-#define DEF_TAIL "layout=shared;fsync=0"
+#define SF_DEF "stripe_size=4194304;subfiles=0"
+#define DEF_TAIL "layout=shared;" SF_DEF ";fsync=0"
 static const config_case_t cases[] = {
     {NULL, NULL, "verbose=0;summary=;backend=mpiio;" DEF_TAIL, NULL},
     {NULL, "", "verbose=0;summary=;backend=mpiio;" DEF_TAIL, NULL},
     {NULL, "verbose=1", "verbose=1;summary=;backend=mpiio;" DEF_TAIL, NULL},
-    {NULL, " verbose = 2 ; fsync=yes ;", "verbose=2;summary=;backend=mpiio;layout=shared;fsync=1", NULL},
+    {NULL, " verbose = 2 ; fsync=yes ;", "verbose=2;summary=;backend=mpiio;layout=shared;" SF_DEF ";fsync=1", NULL},
     {"verbose=1;", "verbose=0", "verbose=0;summary=;backend=mpiio;" DEF_TAIL, NULL}, /* string beats env */
     {"verbose=2;", NULL, "verbose=2;summary=;backend=mpiio;" DEF_TAIL, NULL},
     {NULL, "summary=/tmp/x.log", "verbose=0;summary=/tmp/x.log;backend=mpiio;" DEF_TAIL, NULL},
-    {NULL, "fsync=off;fsync=on", "verbose=0;summary=;backend=mpiio;layout=shared;fsync=1", NULL},
-    {NULL, "bogus=1", NULL, "unknown key 'bogus' (valid keys: verbose, summary, backend, layout, fsync)"},
+    {NULL, "fsync=off;fsync=on", "verbose=0;summary=;backend=mpiio;layout=shared;" SF_DEF ";fsync=1", NULL},
+    {NULL, "bogus=1", NULL, "unknown key 'bogus' (valid keys: verbose, summary, backend, layout, stripe_size, subfiles, fsync)"},
     {NULL, "verbose=9", NULL, "key 'verbose': 9 is out of range [0, 2]"},
     {NULL, "verbose=-1", NULL, "out of range"},
     {NULL, "verbose=two", NULL, "key 'verbose': 'two' is not a whole number"},
@@ -36,7 +37,19 @@ static const config_case_t cases[] = {
     {NULL, "verbose=99999999999999999999999", NULL, "is not a whole number"},
     {NULL, "fsync=maybe", NULL, "not a boolean (valid: 1, 0, true, false, yes, no, on, off)"},
     {NULL, "backend=posix", NULL, "key 'backend': unknown value 'posix' (valid: mpiio)"},
-    {NULL, "layout=subfiles", NULL, "unknown value 'subfiles' (valid: shared)"},
+    {NULL, "layout=striped", NULL, "unknown value 'striped' (valid: shared, subfiles)"},
+    {NULL, "layout=subfiles", "verbose=0;summary=;backend=mpiio;layout=subfiles;" SF_DEF ";fsync=0", NULL},
+    {NULL, "layout=subfiles;stripe_size=4K;subfiles=3",
+     "verbose=0;summary=;backend=mpiio;layout=subfiles;stripe_size=4096;subfiles=3;fsync=0", NULL},
+    {NULL, "stripe_size=1GiB;subfiles=65536", "verbose=0;summary=;backend=mpiio;layout=shared;stripe_size=1073741824;subfiles=65536;fsync=0", NULL},
+    {"subfiles=2;", "subfiles=5", "verbose=0;summary=;backend=mpiio;layout=shared;stripe_size=4194304;subfiles=5;fsync=0", NULL},
+    {"subfiles=2;", NULL, "verbose=0;summary=;backend=mpiio;layout=shared;stripe_size=4194304;subfiles=2;fsync=0", NULL},
+    {NULL, "stripe_size=4095", NULL, "key 'stripe_size': 4095 is out of range [4096, 1073741824]"},
+    {NULL, "stripe_size=2G", NULL, "out of range"},
+    {NULL, "stripe_size=4Q", NULL, "'4Q' is not a size"},
+    {NULL, "subfiles=-1", NULL, "key 'subfiles': -1 is out of range [0, 65536]"},
+    {NULL, "subfiles=65537", NULL, "out of range"},
+    {NULL, "subfiles=3K", NULL, "'3K' is not a whole number"},
     {NULL, "verbose", NULL, "'verbose' is not of the form key=value"},
     {"verbose=7;", NULL, NULL, "[from the TAGG_* environment]"},
 };
@@ -85,17 +98,20 @@ static void test_env_string(void **state)
     (void)state;
     setenv("TAGG_VERBOSE", "2", 1);
     setenv("TAGG_CONFIG", "fsync=1", 1);
+    setenv("TAGG_SUBFILES", "4", 1);
     unsetenv("TAGG_SUMMARY");
     char *s = tagg_config_env_string();
     assert_non_null(s);
-    assert_string_equal(s, "verbose=2;fsync=1;");
+    assert_string_equal(s, "verbose=2;subfiles=4;fsync=1;");
     tagg_config_t cfg;
     char          err[256];
     assert_int_equal(tagg_config_build(&cfg, s, NULL, err, sizeof err), 0);
     assert_int_equal(cfg.verbose, 2);
     assert_int_equal(cfg.fsync, 1);
+    assert_int_equal(cfg.subfiles, 4);
     tagg_config_clear(&cfg);
     free(s);
+    unsetenv("TAGG_SUBFILES");
     unsetenv("TAGG_VERBOSE");
     unsetenv("TAGG_CONFIG");
 }

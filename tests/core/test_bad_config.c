@@ -49,11 +49,12 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "api";
     if (!strcmp(mode, "api")) {
         static const char *const bad[][2] = {
-            {"bogus=1", "unknown key 'bogus' (valid keys: verbose, summary, backend, layout, fsync)"},
+            {"bogus=1", "unknown key 'bogus' (valid keys: verbose, summary, backend, layout, stripe_size, subfiles, fsync)"},
             {"verbose=12", "key 'verbose': 12 is out of range [0, 2]"},
             {"verbose=x", "key 'verbose': 'x' is not a whole number"},
             {"fsync=perhaps", "'perhaps' is not a boolean"},
             {"backend=stdio", "unknown value 'stdio' (valid: mpiio)"},
+            {"layout=subfiles;stripe_size=1K", "key 'stripe_size': 1024 is out of range [4096, 1073741824]"},
             {"verbose", "is not of the form key=value"},
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++, cases++) {

@@ -1,7 +1,8 @@
 /* Backend "mpiio": no aggregation of tagg's own. Independent calls go to the
  * store extent by extent; collective calls set an hindexed file view on the
  * shared file and use MPI_File_{write,read}_at_all, as HDF5's own MPI-IO driver
- * does, so ROMIO's two-phase I/O is the baseline here. Needs layout=shared. */
+ * does, so ROMIO's two-phase I/O is the baseline here. With other layouts
+ * collective calls become independent ones (see mpiio_open). */
 #include "error.h"
 #include "io.h"
 
@@ -103,12 +104,14 @@ static int collective(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
     return rc;
 }
 
+/* Other layouts have no one MPI file to set a view on: there the collective
+ * calls fall back to tagg_io_direct (every rank moves its own extents through
+ * the store, independently), which is correct, only not aggregated. */
+static int is_shared(const tagg_file_t *f) { return f->store_ops == &tagg_store_shared; }
+
 static int mpiio_open(tagg_file_t *f)
 {
-    if (f->store_ops != &tagg_store_shared) {
-        TAGG_ERR(TAGG_E_CONFIG, "backend 'mpiio' needs layout=shared (layout is '%s')", f->store_ops->name);
-        return -1;
-    }
+    (void)f;
     return 0;
 }
 
@@ -120,12 +123,12 @@ static int mpiio_close(tagg_file_t *f)
 
 static int mpiio_write(tagg_file_t *f, const tagg_extents_t *x, bool coll)
 {
-    return coll ? collective(f, x, TAGG_WRITE) : tagg_io_direct(f, x, TAGG_WRITE);
+    return coll && is_shared(f) ? collective(f, x, TAGG_WRITE) : tagg_io_direct(f, x, TAGG_WRITE);
 }
 
 static int mpiio_read(tagg_file_t *f, const tagg_extents_t *x, bool coll)
 {
-    return coll ? collective(f, x, TAGG_READ) : tagg_io_direct(f, x, TAGG_READ);
+    return coll && is_shared(f) ? collective(f, x, TAGG_READ) : tagg_io_direct(f, x, TAGG_READ);
 }
 
 const tagg_backend_ops_t tagg_backend_mpiio = {

@@ -12,7 +12,7 @@
 const char *const tagg_backend_names[]  = {"tapioca", "mpiio", NULL};
 const char *const tagg_strategy_names[] = {"memory-aware", "topo-aware",     "shortest",
                                            "longest",      "first-per-node", "random", NULL};
-const char *const tagg_layout_names[]  = {"shared", NULL};
+const char *const tagg_layout_names[]   = {"shared", "subfiles", NULL};
 
 typedef enum { K_BOOL, K_INT, K_SIZE, K_ENUM, K_STR } kind_t;
 

@@ -25,6 +25,7 @@
 #define TAGG_ENV_STRATEGY "TAGG_STRATEGY"
 #define TAGG_ENV_THROTTLE "TAGG_THROTTLE"
 #define TAGG_ENV_TOPOLOGY "TAGG_TOPOLOGY"
+#define TAGG_ENV_SUBFILES "TAGG_SUBFILES"
 
 /* Raw-data paths (the io backend registry in io.c). */
 typedef enum { TAGG_BACKEND_TAPIOCA = 0, TAGG_BACKEND_MPIIO, TAGG_BACKEND_COUNT_ } tagg_backend_t;
@@ -41,7 +42,7 @@ typedef enum {
 } tagg_strategy_kind_t;
 
 /* Layouts of the data on storage. */
-typedef enum { TAGG_LAYOUT_SHARED = 0, TAGG_LAYOUT_COUNT_ } tagg_layout_t;
+typedef enum { TAGG_LAYOUT_SHARED = 0, TAGG_LAYOUT_SUBFILES = 1, TAGG_LAYOUT_COUNT_ } tagg_layout_t;
 
 /* X(name, kind, field type, env var, default text, min, max, enum names, help)
  * kind: BOOL, INT, SIZE (accepts K/M/G suffixes), ENUM, STR. */
@@ -68,7 +69,16 @@ typedef enum { TAGG_LAYOUT_SHARED = 0, TAGG_LAYOUT_COUNT_ } tagg_layout_t;
     X(topology, STR, char *, TAGG_ENV_TOPOLOGY, "", 0, 0, NULL,                                           \
       "topology file (model/README.md) mapping ranks to nodes; empty = the real machine's node split") \
     X(layout, ENUM, int, NULL, "shared", 0, 0, tagg_layout_names,                                        \
-      "storage layout: one shared HDF5 file")                                                            \
+      "storage layout: shared = one HDF5 file; subfiles = the address space striped round-robin over "     \
+      "several files beside a small index file `<path>` (read back through tagg with any number of ranks, " \
+      "or turned into one HDF5 file with `tagg-fuse`)")                                                      \
+    X(stripe_size, SIZE, int64_t, NULL, "4M", 4096, 1073741824, NULL,                                    \
+      "layout=subfiles: bytes stored contiguously in one subfile; stripe k of the address space goes to "  \
+      "subfile k mod N. Used when a file is created; an existing file keeps the value in its index")       \
+    X(subfiles, INT, int, TAGG_ENV_SUBFILES, "0", 0, 65536, NULL,                                          \
+      "layout=subfiles: number of subfiles N; 0 = one per node (nodes counted with "                      \
+      "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)). Used when a file is created; an existing file keeps "   \
+      "the count in its index")                                                                            \
     X(fsync, BOOL, int, TAGG_ENV_FSYNC, "0", 0, 1, NULL,                                                 \
       "call MPI_File_sync at flush and close, so timings include the storage")
 

@@ -24,6 +24,7 @@
  * plan, the window and the store. */
 #include "engine.h"
 #include "error.h"
+#include "fault.h"
 
 #define TAG_THROTTLE 0x7a6 /* one tag: messages between two ranks do not overtake */
 
@@ -47,6 +48,11 @@ static int aggregator_round(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t 
     for (size_t j = i; j < c->ncov && c->cov[2 * j] < rhi; j++) {
         uint64_t a = c->cov[2 * j] > rlo ? c->cov[2 * j] : rlo;
         uint64_t b = c->cov[2 * j] + c->cov[2 * j + 1] < rhi ? c->cov[2 * j] + c->cov[2 * j + 1] : rhi;
+        if (rc == 0 && b > a && tagg_fault(dir == TAGG_WRITE ? "aggregator_write" : "aggregator_read", f->rank)) {
+            TAGG_ERR(TAGG_E_IO, "aggregator %s of %llu bytes at offset %llu failed: Input/output error (injected by TAGG_FAULT)",
+                     dir == TAGG_WRITE ? "write" : "read", (unsigned long long)(b - a), (unsigned long long)a);
+            rc = -1;
+        }
         if (rc == 0 && b > a)
             rc = dir == TAGG_WRITE ? f->store_ops->pwrite(f, a, b - a, buf + (a - rlo))
                                    : f->store_ops->pread(f, a, b - a, buf + (a - rlo));

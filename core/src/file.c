@@ -3,10 +3,12 @@
 #include "error.h"
 #include "h5ctx.h"
 #include "io.h"
+#include "subfile_index.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Registries, indexed by the config's enums. */
 static const tagg_backend_ops_t *const backends[TAGG_BACKEND_COUNT_] = {
@@ -14,8 +16,26 @@ static const tagg_backend_ops_t *const backends[TAGG_BACKEND_COUNT_] = {
     [TAGG_BACKEND_MPIIO]   = &tagg_backend_mpiio,
 };
 static const tagg_store_ops_t *const stores[TAGG_LAYOUT_COUNT_] = {
-    [TAGG_LAYOUT_SHARED] = &tagg_store_shared,
+    [TAGG_LAYOUT_SHARED]   = &tagg_store_shared,
+    [TAGG_LAYOUT_SUBFILES] = &tagg_store_subfiles,
 };
+
+/* Collective: the layout of an existing file is a property of the file, not of
+ * the configuration: rank 0 looks for the subfile index's magic at path. Returns
+ * the layout to use (the configured one when the file is absent or unreadable;
+ * the store's open then says why). */
+static int detect_layout(const char *path, MPI_Comm comm, int configured)
+{
+    int rank, found = -1;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0 && access(path, F_OK) == 0) {
+        int probe = tagg_sf_probe(path, NULL, 0);
+        found     = probe < 0 ? -1 : probe ? TAGG_LAYOUT_SUBFILES : TAGG_LAYOUT_SHARED;
+    }
+    if (MPI_Bcast(&found, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
+        found = -1;
+    return found < 0 ? configured : found;
+}
 
 int tagg_io_direct(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
 {
@@ -31,7 +51,7 @@ int tagg_io_direct(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
 
 int tagg_file_delete(const char *path, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg)
 {
-    return stores[cfg->layout]->del(path, comm, info);
+    return stores[detect_layout(path, comm, cfg->layout)]->del(path, comm, info);
 }
 
 int tagg_agree(MPI_Comm comm, int local_rc, const char *what)
@@ -118,6 +138,10 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         rc = -1;
     }
+    /* Without TRUNC an existing file is read in the layout it was written in. */
+    if (!(flags & TAGG_OPEN_TRUNC))
+        f->cfg.layout = detect_layout(path, f->comm, f->cfg.layout);
+    f->flags     = flags;
     f->ops       = backends[f->cfg.backend];
     f->store_ops = stores[f->cfg.layout];
     if (tagg_agree(f->comm, rc, "tagg open (set-up)") < 0) {
@@ -214,7 +238,7 @@ int tagg_file_close(tagg_file_t *f)
 {
     int          rc = 0;
     tagg_stats_t total;
-    if (f->cfg.fsync)
+    if (f->cfg.fsync && (f->flags & TAGG_OPEN_RDWR)) /* nothing to sync in a read-only file */
         rc = tagg_file_sync(f);
     memset(&total, 0, sizeof total);
     stats_reduce(f, &total);

@@ -50,6 +50,7 @@ struct tagg_file {
     const tagg_store_ops_t   *store_ops;
     void                     *store; /* the layout's own state */
     uint64_t                  eof;     /* file size all ranks agree on (open, set_size) */
+    unsigned                  flags;   /* TAGG_OPEN_* the file was opened with */
     tagg_stats_t              stats;
 };
 

@@ -38,6 +38,7 @@ typedef struct tagg_store_ops {
 } tagg_store_ops_t;
 
 extern const tagg_store_ops_t tagg_store_shared;
+extern const tagg_store_ops_t tagg_store_subfiles;
 
 /* The shared layout's MPI file handle (for the mpiio backend's collective
  * views). Only valid when f's layout is "shared". */

@@ -56,6 +56,7 @@ int main(int argc, char **argv)
             {"backend=stdio", "unknown value 'stdio' (valid: tapioca, mpiio)"},
             {"buffer_size=12Q", "key 'buffer_size': '12Q' is not a size"},
             {"topology=/nonexistent/machine.topo", "topology: "},
+            {"layout=subfiles;stripe_size=1K", "key 'stripe_size': 1024 is out of range [4096, 1073741824]"},
             {"verbose", "is not of the form key=value"},
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++, cases++) {

@@ -20,18 +20,19 @@ typedef struct {
 
 #define ENGINE "aggregators=0;buffer_size=4194304;buffers=2;block=1048576;strategy=memory-aware;throttle=0;" \
                "aggr_per_node=0;topology=;"
-#define DEF_TAIL ENGINE "layout=shared;fsync=0"
+#define SF_DEF "stripe_size=4194304;subfiles=0"
+#define DEF_TAIL ENGINE "layout=shared;" SF_DEF ";fsync=0"
 static const config_case_t cases[] = {
     {NULL, NULL, "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL},
     {NULL, "", "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL},
     {NULL, "verbose=1", "verbose=1;summary=;backend=tapioca;" DEF_TAIL, NULL},
-    {NULL, " verbose = 2 ; fsync=yes ;", "verbose=2;summary=;backend=tapioca;" ENGINE "layout=shared;fsync=1", NULL},
+    {NULL, " verbose = 2 ; fsync=yes ;", "verbose=2;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";fsync=1", NULL},
     {"verbose=1;", "verbose=0", "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL}, /* string beats env */
     {"verbose=2;", NULL, "verbose=2;summary=;backend=tapioca;" DEF_TAIL, NULL},
     {NULL, "summary=/tmp/x.log", "verbose=0;summary=/tmp/x.log;backend=tapioca;" DEF_TAIL, NULL},
-    {NULL, "fsync=off;fsync=on", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;fsync=1", NULL},
+    {NULL, "fsync=off;fsync=on", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";fsync=1", NULL},
     {NULL, "bogus=1", NULL, "unknown key 'bogus' (valid keys: verbose, summary, backend, aggregators, buffer_size, buffers, block, "
-                          "strategy, throttle, aggr_per_node, topology, layout, fsync)"},
+                          "strategy, throttle, aggr_per_node, topology, layout, stripe_size, subfiles, fsync)"},
     {NULL, "verbose=9", NULL, "key 'verbose': 9 is out of range [0, 2]"},
     {NULL, "verbose=-1", NULL, "out of range"},
     {NULL, "verbose=two", NULL, "key 'verbose': 'two' is not a whole number"},
@@ -39,12 +40,24 @@ static const config_case_t cases[] = {
     {NULL, "verbose=99999999999999999999999", NULL, "is not a whole number"},
     {NULL, "fsync=maybe", NULL, "not a boolean (valid: 1, 0, true, false, yes, no, on, off)"},
     {NULL, "backend=posix", NULL, "key 'backend': unknown value 'posix' (valid: tapioca, mpiio)"},
-    {NULL, "layout=subfiles", NULL, "unknown value 'subfiles' (valid: shared)"},
+    {NULL, "layout=striped", NULL, "unknown value 'striped' (valid: shared, subfiles)"},
+    {NULL, "layout=subfiles", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=subfiles;" SF_DEF ";fsync=0", NULL},
+    {NULL, "layout=subfiles;stripe_size=4K;subfiles=3",
+     "verbose=0;summary=;backend=tapioca;" ENGINE "layout=subfiles;stripe_size=4096;subfiles=3;fsync=0", NULL},
+    {NULL, "stripe_size=1GiB;subfiles=65536", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;stripe_size=1073741824;subfiles=65536;fsync=0", NULL},
+    {"subfiles=2;", "subfiles=5", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;stripe_size=4194304;subfiles=5;fsync=0", NULL},
+    {"subfiles=2;", NULL, "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;stripe_size=4194304;subfiles=2;fsync=0", NULL},
+    {NULL, "stripe_size=4095", NULL, "key 'stripe_size': 4095 is out of range [4096, 1073741824]"},
+    {NULL, "stripe_size=2G", NULL, "out of range"},
+    {NULL, "stripe_size=4Q", NULL, "'4Q' is not a size"},
+    {NULL, "subfiles=-1", NULL, "key 'subfiles': -1 is out of range [0, 65536]"},
+    {NULL, "subfiles=65537", NULL, "out of range"},
+    {NULL, "subfiles=3K", NULL, "'3K' is not a whole number"},
     {NULL, "verbose", NULL, "'verbose' is not of the form key=value"},
     {"verbose=7;", NULL, NULL, "[from the TAGG_* environment]"},
     {NULL, "backend=mpiio;aggregators=3;buffer_size=64K;buffers=3;block=4K;strategy=longest;throttle=1;aggr_per_node=2",
      "verbose=0;summary=;backend=mpiio;aggregators=3;buffer_size=65536;buffers=3;block=4096;strategy=longest;"
-     "throttle=1;aggr_per_node=2;topology=;layout=shared;fsync=0",
+     "throttle=1;aggr_per_node=2;topology=;layout=shared;" SF_DEF ";fsync=0",
      NULL},
     {NULL, "buffer_size=1K", NULL, "key 'buffer_size': 1024 is out of range [4096, 1073741824]"},
     {NULL, "buffer_size=2G", NULL, "out of range"},
@@ -98,17 +111,20 @@ static void test_env_string(void **state)
     (void)state;
     setenv("TAGG_VERBOSE", "2", 1);
     setenv("TAGG_CONFIG", "fsync=1", 1);
+    setenv("TAGG_SUBFILES", "4", 1);
     unsetenv("TAGG_SUMMARY");
     char *s = tagg_config_env_string();
     assert_non_null(s);
-    assert_string_equal(s, "verbose=2;fsync=1;");
+    assert_string_equal(s, "verbose=2;subfiles=4;fsync=1;");
     tagg_config_t cfg;
     char          err[256];
     assert_int_equal(tagg_config_build(&cfg, s, NULL, err, sizeof err), 0);
     assert_int_equal(cfg.verbose, 2);
     assert_int_equal(cfg.fsync, 1);
+    assert_int_equal(cfg.subfiles, 4);
     tagg_config_clear(&cfg);
     free(s);
+    unsetenv("TAGG_SUBFILES");
     unsetenv("TAGG_VERBOSE");
     unsetenv("TAGG_CONFIG");
 }

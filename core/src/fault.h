@@ -1,0 +1,16 @@
+/* Fault injection for tests (compiled in when TAGG_FAULT_INJECTION is defined,
+ * which the CMake option of the same name does; off in release packages).
+ *
+ *   TAGG_FAULT="aggregator_write:rank=R[:after=N]"
+ *     the (N+1)-th aggregator file write on rank R fails with EIO
+ *   TAGG_FAULT="aggregator_read:rank=R[:after=N]"   likewise for reads
+ */
+#ifndef TAGG_FAULT_H
+#define TAGG_FAULT_H
+
+#include <stdbool.h>
+
+/* True when the operation `op` on `rank` must fail now (counts calls). */
+bool tagg_fault(const char *op, int rank);
+
+#endif

@@ -138,8 +138,10 @@ static void one_rep(run_t *run, result_t *r, int rep)
     const bench_opts_t *o = run->o;
     char                err[BENCH_MSG] = "", path[4096], prefix[256];
     file_names(run, r, path, sizeof path, prefix, sizeof prefix);
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), dxpl = H5Pcreate(H5P_DATASET_XFER);
-    int   rc   = r->v.kind->make_fapl(&r->v, o, run->ctx.comm, fapl, err, sizeof err);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), rfapl = H5Pcreate(H5P_FILE_ACCESS), dxpl = H5Pcreate(H5P_DATASET_XFER);
+    int   rc   = r->v.kind->make_fapl(&r->v, o, run->ctx.comm, o->fsync, fapl, err, sizeof err);
+    if (rc == 0)
+        rc = r->v.kind->make_fapl(&r->v, o, run->ctx.comm, 0, rfapl, err, sizeof err);
     if (rc == 0 && H5Pset_dxpl_mpio(dxpl, r->v.xfer) < 0)
         rc = -1, bench_h5_reason(err, sizeof err);
     if (agree(rc < 0, err, sizeof err)) {
@@ -160,7 +162,7 @@ static void one_rep(run_t *run, result_t *r, int rep)
         run->ctx.rbuf[i] = (unsigned char)~run->ctx.wbuf[i];
     MPI_Barrier(MPI_COMM_WORLD);
     t0        = MPI_Wtime();
-    rc        = timed_read(run, path, fapl, dxpl, err, sizeof err);
+    rc        = timed_read(run, path, rfapl, dxpl, err, sizeof err);
     double tr = max_time(MPI_Wtime() - t0);
     if (agree(rc < 0, err, sizeof err)) {
         r->failed = 1;
@@ -186,6 +188,7 @@ done:
     if (!o->keep || r->unavailable)
         clean(run, r, r->unavailable ? H5I_INVALID_HID : fapl);
     H5Pclose(dxpl);
+    H5Pclose(rfapl);
     H5Pclose(fapl);
 }
 
@@ -245,6 +248,10 @@ static void report(const run_t *run, const result_t *res, int n)
             printf("%-15s unavailable: %s\n", r->v.name, r->reason);
             continue;
         }
+        if (!r->done) {
+            printf("%-15s FAILED: %s\n", r->v.name, r->reason);
+            continue;
+        }
         stat_t w = bw_stats(r->wt, r->done, run->total), rd = bw_stats(r->rt, r->done, run->total);
         char   wx[16] = "-", rx[16] = "-", range_w[32], range_r[32], verdict[BENCH_MSG + 32];
         if (ref_w.med > 0 && r->done)
@@ -300,12 +307,7 @@ static int write_csv(const run_t *run, const result_t *res, int n)
 /* The file communicator: the world, or the ranks of this node. */
 static void split_files(run_t *run, MPI_Comm *comm)
 {
-    int wrank = run->ctx.wrank;
-    if (!run->o->per_node) {
-        MPI_Comm_dup(MPI_COMM_WORLD, comm);
-        run->node = 0, run->nodes = 1;
-        return;
-    }
+    int      wrank = run->ctx.wrank;
     MPI_Comm leaders, node;
     int      nrank;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, wrank, MPI_INFO_NULL, &node);
@@ -319,7 +321,13 @@ static void split_files(run_t *run, MPI_Comm *comm)
     }
     MPI_Bcast(ids, 2, MPI_INT, 0, node);
     run->node = ids[0], run->nodes = ids[1];
-    *comm     = node;
+    if (run->o->per_node) {
+        *comm = node;
+        return;
+    }
+    MPI_Comm_free(&node);
+    MPI_Comm_dup(MPI_COMM_WORLD, comm);
+    run->node = 0;
 }
 
 int main(int argc, char **argv)

@@ -97,12 +97,14 @@ void bench_offsets(MPI_Comm comm, uint64_t mine, uint64_t *off, uint64_t *total)
 
 typedef struct bench_variant bench_variant_t;
 
-/* One kind of driver. make_fapl fills a file-access list for comm; it returns 0,
- * or -1 with the reason in err (the variant is then unavailable). */
+/* One kind of driver. make_fapl fills a file-access list for comm; fsync asks for
+ * a driver-level sync at close (only the write side asks: a sync on a file opened
+ * read-only fails in ROMIO). Returns 0, or -1 with the reason in err (the variant
+ * is then unavailable). */
 typedef struct bench_variant_kind {
-    const char      *kind;
-    int              (*make_fapl)(const bench_variant_t *v, const bench_opts_t *o, MPI_Comm comm, hid_t fapl,
-                                  char *err, size_t len);
+    const char *kind;
+    int (*make_fapl)(const bench_variant_t *v, const bench_opts_t *o, MPI_Comm comm, int fsync, hid_t fapl,
+                     char *err, size_t len);
 } bench_variant_kind_t;
 
 struct bench_variant {

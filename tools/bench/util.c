@@ -45,7 +45,8 @@ struct reason {
 };
 
 /* Walking upward, the first entry is the innermost: where the error arose. Keep
- * the first description, and append the next one when the first is generic. */
+ * it, and append later ones only when they say something about plugins (HDF5's
+ * "can't find plugin" advice comes two levels above the innermost). */
 static herr_t reason_cb(unsigned n, const H5E_error2_t *e, void *data)
 {
     struct reason *r = data;
@@ -54,7 +55,7 @@ static herr_t reason_cb(unsigned n, const H5E_error2_t *e, void *data)
     size_t used = strlen(r->buf);
     if (used == 0)
         snprintf(r->buf, r->len, "%s", e->desc);
-    else if (n < 4 && !strstr(r->buf, e->desc) && used + 3 < r->len)
+    else if (n < 4 && strstr(e->desc, "plugin") && !strstr(r->buf, e->desc) && used + 3 < r->len)
         snprintf(r->buf + used, r->len - used, " <- %s", e->desc);
     return 0;
 }

@@ -11,10 +11,11 @@
 
 /* ------------------------------------------------------------------ kinds */
 
-static int fapl_mpio(const bench_variant_t *v, const bench_opts_t *o, MPI_Comm comm, hid_t fapl, char *err,
+static int fapl_mpio(const bench_variant_t *v, const bench_opts_t *o, MPI_Comm comm, int fsync, hid_t fapl,
+                     char *err,
                      size_t len)
 {
-    (void)v, (void)o;
+    (void)v, (void)o, (void)fsync;
     if (H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0) {
         bench_h5_reason(err, len);
         return -1;
@@ -22,10 +23,11 @@ static int fapl_mpio(const bench_variant_t *v, const bench_opts_t *o, MPI_Comm c
     return 0;
 }
 
-static int fapl_subfiling(const bench_variant_t *v, const bench_opts_t *o, MPI_Comm comm, hid_t fapl, char *err,
+static int fapl_subfiling(const bench_variant_t *v, const bench_opts_t *o, MPI_Comm comm, int fsync, hid_t fapl,
+                     char *err,
                           size_t len)
 {
-    (void)v;
+    (void)v, (void)fsync;
 #ifdef H5_HAVE_SUBFILING_VFD
     int provided = 0;
     MPI_Query_thread(&provided);
@@ -57,12 +59,13 @@ fail:
 #endif
 }
 
-static int fapl_tagg(const bench_variant_t *v, const bench_opts_t *o, MPI_Comm comm, hid_t fapl, char *err,
+static int fapl_tagg(const bench_variant_t *v, const bench_opts_t *o, MPI_Comm comm, int fsync, hid_t fapl,
+                     char *err,
                      size_t len)
 {
     char config[600];
-    snprintf(config, sizeof config, "%s%s%s", v->config, (o->fsync && v->config[0]) ? ";" : "",
-             o->fsync ? "fsync=1" : "");
+    (void)o;
+    snprintf(config, sizeof config, "%s%s%s", v->config, (fsync && v->config[0]) ? ";" : "", fsync ? "fsync=1" : "");
     if (H5Pset_mpi_params(fapl, comm, MPI_INFO_NULL) < 0 || H5Pset_driver_by_name(fapl, "tagg", config) < 0) {
         bench_h5_reason(err, len);
         return -1;

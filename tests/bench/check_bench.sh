@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs tagg-bench once at a tiny size and checks its table:
+#   check_bench.sh NP WORKDIR [tagg-bench options...]   a kernel run
+#   check_bench.sh NP WORKDIR --bad-option              bad options: exit 2 on all ranks, no hang
+# Every run adds a tagg variant with a bad configuration (tagg-bad), which must show
+# as unavailable while the others run. Checks: exit 0; one row per variant; every
+# variant in REQUIRED verified ("ok"); other variants "ok" or "unavailable: ...";
+# the CSV has a row per repetition; no file of the run is left in WORKDIR.
+# Environment (from CTest): MPIEXEC NPFLAG PREFLAGS BENCH PLUGIN_DIR REQUIRED OPTIONAL
+set -u
+np=$1 work=$2
+shift 2
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+passed=0 failed=0
+ok()  { echo "PASS: $*"; passed=$((passed + 1)); }
+bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+run() { HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG "$np" ${PREFLAGS:-} "$BENCH" "$@"; }
+
+if [ "${1:-}" = --bad-option ]; then
+  run --kernel nope > out.txt 2>&1
+  rc=$?
+  [ $rc = 2 ] && ok "unknown kernel: exit 2" || bad "unknown kernel: exit $rc"
+  grep -q "unknown kernel 'nope'" out.txt && ok "unknown kernel: message" || bad "unknown kernel: no message"
+  run --kernel hacc --extra-tagg noequals > out2.txt 2>&1
+  rc=$?
+  [ $rc = 2 ] && grep -q "expected NAME=CONFIG" out2.txt && ok "bad --extra-tagg: exit 2 with message" \
+    || { bad "bad --extra-tagg: exit $rc"; cat out2.txt; }
+else
+  run "$@" --reps 1 --dir "$work" --csv bench.csv --extra-tagg tagg-bad=layout=striped > out.txt 2> err.txt
+  rc=$?
+  cat out.txt
+  [ $rc = 0 ] && ok "exit 0" || { bad "exit $rc"; tail -20 err.txt; }
+  for v in $REQUIRED $OPTIONAL tagg-bad; do
+    row=$(grep "^$v " out.txt)
+    if [ -z "$row" ]; then
+      bad "$v: no row in the table"
+    elif [ "$v" = tagg-bad ]; then
+      echo "$row" | grep -q "unavailable: .*striped" && ok "$v: unavailable, with the config error" \
+        || bad "$v: not reported unavailable: $row"
+    elif echo " $REQUIRED " | grep -q " $v "; then
+      echo "$row" | grep -q " ok$" && ok "$v: verified" || bad "$v: not verified: $row"
+    else
+      echo "$row" | grep -Eq " ok$|unavailable: " && ok "$v: verified or unavailable" || bad "$v: $row"
+    fi
+  done
+  n=$(grep -c "^[^,]*,$np,[^,]*,[^,]*,1,ok," bench.csv 2>/dev/null)
+  [ "$n" -ge $(echo $REQUIRED | wc -w) ] && ok "CSV has a row per verified variant ($n)" || bad "CSV rows: $n"
+  left=$(ls | grep '^tagg-bench-')
+  [ -z "$left" ] && ok "no files left" || bad "files left: $left"
+fi
+echo "passed=$passed failed=$failed"
+[ $failed = 0 ]

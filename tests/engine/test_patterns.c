@@ -236,7 +236,7 @@ int main(int argc, char **argv)
         MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         all_ok ? passes++ : fails++;
         if (!all_ok && rank == 0)
-            fprintf(stderr, "FAIL pattern %d (kind %d, %s)\n", pat, kind, argv[3]);
+            fprintf(stderr, "FAIL pattern %d (kind %d, %s, %s)\n", pat, kind, rewrite ? "written twice" : "written once", argv[3]);
         free(mem), free(back);
         pattern_free(&p);
     }

@@ -125,18 +125,25 @@ static int epoch(tagg_engine_t *e, int open)
 
 /* A rank that fails keeps taking part in every round (with no more transfers
  * or file access), so no rank is left waiting; the caller then agrees. */
-int tagg_engine_write(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c)
+/* The round loop of both directions. Writing, producers put round k while the
+ * aggregator writes round k-1; reading (Algorithm 1), producers get round k-1
+ * while the aggregator reads round k. */
+static int pipeline(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tagg_dir_t dir)
 {
-    int    rc = epoch(e, 1);
+    int    rc  = epoch(e, 1);
     size_t pos = 0, cov = 0;
     for (int k = 0; k <= c->nrounds; k++) {
-        if (k < c->nrounds && rc == 0)
-            rc = transfers(e, c, k, TAGG_WRITE, &pos); /* round k into buffer k mod N_buff */
-        else if (k < c->nrounds)
-            while (pos < c->npieces && c->pieces[pos].round == k)
-                pos++;
-        if (k > 0 && c->my_dom >= 0) { /* the aggregator writes round k-1 meanwhile */
-            int r = aggregator_round(f, e, c, k - 1, TAGG_WRITE, &cov);
+        int tr = dir == TAGG_WRITE ? k : k - 1; /* round of this rank's transfers */
+        int ag = dir == TAGG_WRITE ? k - 1 : k; /* round of the aggregator's file access */
+        if (tr >= 0 && tr < c->nrounds) {
+            if (rc == 0)
+                rc = transfers(e, c, tr, dir, &pos);
+            else /* failed: no more transfers, but keep the rounds in step */
+                while (pos < c->npieces && c->pieces[pos].round == tr)
+                    pos++;
+        }
+        if (ag >= 0 && ag < c->nrounds && c->my_dom >= 0) {
+            int r = aggregator_round(f, e, c, ag, dir, &cov);
             if (rc == 0)
                 rc = r;
         }
@@ -148,27 +155,12 @@ int tagg_engine_write(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c)
     return rc ? rc : er;
 }
 
+int tagg_engine_write(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c)
+{
+    return pipeline(f, e, c, TAGG_WRITE);
+}
+
 int tagg_engine_read(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c)
 {
-    int    rc = epoch(e, 1);
-    size_t pos = 0, cov = 0;
-    for (int k = 0; k <= c->nrounds; k++) {
-        if (k > 0) { /* round k-1 is in its buffer: producers fetch their pieces */
-            if (rc == 0)
-                rc = transfers(e, c, k - 1, TAGG_READ, &pos);
-            else
-                while (pos < c->npieces && c->pieces[pos].round == k - 1)
-                    pos++;
-        }
-        if (k < c->nrounds && c->my_dom >= 0) { /* the aggregator reads round k meanwhile */
-            int r = aggregator_round(f, e, c, k, TAGG_READ, &cov);
-            if (rc == 0)
-                rc = r;
-        }
-        int fr = round_sync(f, e, c);
-        if (rc == 0)
-            rc = fr;
-    }
-    int er = epoch(e, 0);
-    return rc ? rc : er;
+    return pipeline(f, e, c, TAGG_READ);
 }

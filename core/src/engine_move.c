@@ -123,11 +123,11 @@ static int epoch(tagg_engine_t *e, int open)
     return 0;
 }
 
-/* A rank that fails keeps taking part in every round (with no more transfers
- * or file access), so no rank is left waiting; the caller then agrees. */
 /* The round loop of both directions. Writing, producers put round k while the
  * aggregator writes round k-1; reading (Algorithm 1), producers get round k-1
- * while the aggregator reads round k. */
+ * while the aggregator reads round k. A rank that fails keeps taking part in
+ * every round (with no more transfers or file access), so no rank is left
+ * waiting; the caller then agrees. */
 static int pipeline(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tagg_dir_t dir)
 {
     int    rc  = epoch(e, 1);

@@ -3,9 +3,12 @@
  * independent calls go straight to the store. This file holds the per-file
  * engine state: the machine description for the cost model and the
  * aggregation buffers. */
+#define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
 #include "engine.h"
 #include "error.h"
 
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,18 +23,8 @@ static int machine(tagg_file_t *f, tagg_engine_t *e)
 {
     tagg_err_t err;
     int        rc = 0;
-    if (f->cfg.topology && *f->cfg.topology) {
-        if (tagg_topology_load(f->cfg.topology, &e->topo, &err) < 0) {
-            TAGG_ERR(TAGG_E_CONFIG, "topology: %s", err.msg);
-            return -1;
-        }
-        if (tagg_topology_nranks(e->topo) < f->size) {
-            TAGG_ERR(TAGG_E_CONFIG, "topology %s describes %d ranks, the file's communicator has %d",
-                     f->cfg.topology, tagg_topology_nranks(e->topo), f->size);
-            return -1;
-        }
+    if (e->topo) /* from the topology file, loaded and checked at open */
         return 0;
-    }
     MPI_Comm node = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
     int      lrank = 0, node_id = 0;
     int     *rank_node = malloc((size_t)f->size * sizeof *rank_node);
@@ -81,27 +74,165 @@ static int buffers_alloc(tagg_file_t *f, tagg_engine_t *e)
     return 0;
 }
 
-static void engine_free(tagg_engine_t *e)
+/* ---- engine resources: the machine description and the aggregation window --
+ *
+ * Both cost collectives (a node split, an allgather, a window allocation), each
+ * a scheduler time slice when ranks outnumber cores: about 0.25 s per file on
+ * 4 ranks and 2 cores, more than the data movement of a 10 MB write. So they
+ * are made at a file's first collective raw-data call, not at open (HDF5 opens
+ * an existing file twice, the first time tentatively, and many files only ever
+ * see metadata), and, when the file's communicator is congruent to
+ * MPI_COMM_WORLD, kept for the next file with the same buffers and topology
+ * until MPI_Finalize (freed then by a delete callback on MPI_COMM_SELF, when
+ * every rank is in MPI_Finalize, so the collective MPI_Win_free is safe).
+ * Resources on other communicators belong to their file and go at its close.
+ * Decisions about the cache are agreed by one reduction, so a rank whose cache
+ * differs (a configuration that differs between ranks) cannot desynchronise
+ * the collectives: the file then gets private resources. */
+typedef struct tagg_engine_res {
+    tagg_topology_t *topo;
+    MPI_Win          win;
+    char            *base;
+    uint64_t         bytes;
+    char            *topo_path; /* "" for the real machine */
+    int              users;     /* open files using it */
+    int              cached;    /* the world cache owns it */
+} res_t;
+
+static res_t *world_res;                       /* at most one cached entry per process */
+static int    world_keyval = MPI_KEYVAL_INVALID;
+
+static void res_free(res_t *r)
 {
-    if (!e)
+    if (!r)
         return;
-    if (e->win != MPI_WIN_NULL)
-        MPI_Win_free(&e->win);
-    if (e->topo)
-        tagg_topology_free(e->topo);
-    free(e);
+    if (r->win != MPI_WIN_NULL)
+        MPI_Win_free(&r->win);
+    if (r->topo)
+        tagg_topology_free(r->topo);
+    free(r->topo_path);
+    free(r);
 }
 
-static int tapioca_open(tagg_file_t *f)
+static int res_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
 {
-    tagg_engine_t *e  = calloc(1, sizeof *e);
-    int            rc = 0;
-    if (!e) {
+    (void)comm, (void)keyval, (void)value, (void)extra;
+    res_free(world_res);
+    world_res = NULL;
+    return MPI_SUCCESS;
+}
+
+/* HDF5 unloads plugins (dlclose) at H5close, which applications often call
+ * before MPI_Finalize; the MPI_COMM_SELF delete callbacks that free cached
+ * resources must still be mapped then. Once a callback is registered, the
+ * library holding this code is made resident (RTLD_NODELETE). */
+void tagg_engine_pin_library(void)
+{
+    static int pinned;
+    Dl_info    info;
+    if (pinned || !dladdr((void *)tagg_engine_pin_library, &info) || !info.dli_fname)
+        return;
+    pinned = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
+}
+
+static const char *topo_key(const tagg_file_t *f) { return f->cfg.topology ? f->cfg.topology : ""; }
+
+static int res_matches(const res_t *r, const tagg_file_t *f, const tagg_engine_t *e)
+{
+    return r && r->bytes == e->bufsize * (uint64_t)e->nbuf && strcmp(r->topo_path, topo_key(f)) == 0;
+}
+
+/* Collective over f->comm: machine description and window, new. */
+static res_t *res_make(tagg_file_t *f, tagg_engine_t *e)
+{
+    res_t *r  = calloc(1, sizeof *r);
+    int    rc = 0;
+    if (!r || !(r->topo_path = strdup(topo_key(f)))) {
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         rc = -1;
     }
     if (tagg_agree(f->comm, rc, "starting the engine") < 0) {
-        free(e);
+        if (r)
+            free(r->topo_path);
+        free(r);
+        return NULL;
+    }
+    r->win = MPI_WIN_NULL;
+    rc     = machine(f, e);
+    r->topo = e->topo, e->topo = NULL;
+    if (tagg_agree(f->comm, rc, "describing the machine") < 0 || buffers_alloc(f, e) < 0) {
+        res_free(r);
+        return NULL;
+    }
+    r->win = e->win, r->base = e->base, r->bytes = e->bufsize * (uint64_t)e->nbuf;
+    return r;
+}
+
+/* Collective, at the file's first collective raw-data call (engine.h). */
+int tagg_engine_ready(tagg_file_t *f, tagg_engine_t *e)
+{
+    if (e->res)
+        return 0;
+    int world = MPI_UNEQUAL;
+    MPI_Comm_compare(f->comm, MPI_COMM_WORLD, &world);
+    world = world == MPI_IDENT || world == MPI_CONGRUENT;
+    /* what this rank's cache says: hit, or free to be replaced */
+    int hit = world && res_matches(world_res, f, e), has = world_res != NULL, busy = has && world_res->users > 0;
+    int in[6] = {hit, -hit, has, -has, busy, -busy}, out[6];
+    int code  = MPI_Allreduce(in, out, 6, MPI_INT, MPI_MIN, f->comm);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Allreduce (engine resources)", code);
+        return -1;
+    }
+    int same = out[0] == -out[1] && out[2] == -out[3] && out[4] == -out[5];
+    res_t *r = NULL;
+    if (same && hit) {
+        r = world_res;
+        if (e->topo) /* loaded at open; the cached one is the same file */
+            tagg_topology_free(e->topo);
+    }
+    else {
+        int cache = same && world && !busy;
+        if (cache && has) { /* every rank frees the same window */
+            res_free(world_res);
+            world_res = NULL;
+        }
+        if (!(r = res_make(f, e)))
+            return -1;
+        if (cache) {
+            if (world_keyval == MPI_KEYVAL_INVALID &&
+                MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, res_finalize, &world_keyval, NULL) == MPI_SUCCESS) {
+                tagg_engine_pin_library();
+                MPI_Comm_set_attr(MPI_COMM_SELF, world_keyval, NULL);
+            }
+            r->cached = world_keyval != MPI_KEYVAL_INVALID; /* else freed at close like any other */
+            if (r->cached)
+                world_res = r;
+        }
+    }
+    r->users++;
+    e->res = r, e->topo = r->topo, e->win = r->win, e->base = r->base;
+    return 0;
+}
+
+static void engine_free(tagg_engine_t *e)
+{
+    if (!e)
+        return;
+    if (e->res && --e->res->users == 0 && !e->res->cached)
+        res_free(e->res);
+    if (!e->res && e->topo) /* loaded at open, resources never made */
+        tagg_topology_free(e->topo);
+    free(e);
+}
+
+/* Local (the caller agrees): the resources come at the first collective call
+ * (tagg_engine_ready). */
+static int tapioca_open(tagg_file_t *f)
+{
+    tagg_engine_t *e = calloc(1, sizeof *e);
+    if (!e) {
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         return -1;
     }
     e->win     = MPI_WIN_NULL;
@@ -117,13 +248,25 @@ static int tapioca_open(tagg_file_t *f)
     e->cost_based    = f->cfg.strategy == TAGG_STRATEGY_MEMORY_AWARE || f->cfg.strategy == TAGG_STRATEGY_TOPO_AWARE;
     if (!e->strategy) {
         TAGG_ERR(TAGG_E_CONFIG, "strategy '%s' is not in the model's registry", e->opts.strategy);
-        rc = -1;
-    }
-    if (rc == 0)
-        rc = machine(f, e);
-    if (tagg_agree(f->comm, rc, "describing the machine") < 0 || buffers_alloc(f, e) < 0) {
-        engine_free(e);
+        free(e);
         return -1;
+    }
+    /* A topology file is read and checked here, so that a bad one fails the
+     * file's open (local work; the caller agrees), not its first write. */
+    if (f->cfg.topology && *f->cfg.topology) {
+        tagg_err_t err;
+        if (tagg_topology_load(f->cfg.topology, &e->topo, &err) < 0) {
+            TAGG_ERR(TAGG_E_CONFIG, "topology: %s", err.msg);
+            free(e);
+            return -1;
+        }
+        if (tagg_topology_nranks(e->topo) < f->size) {
+            TAGG_ERR(TAGG_E_CONFIG, "topology %s describes %d ranks, the file's communicator has %d",
+                     f->cfg.topology, tagg_topology_nranks(e->topo), f->size);
+            tagg_topology_free(e->topo);
+            free(e);
+            return -1;
+        }
     }
     f->backend = e;
     return 0;
@@ -142,13 +285,24 @@ static int move(tagg_file_t *f, const tagg_extents_t *x, bool collective, tagg_d
     tagg_call_t    c;
     if (!collective)
         return tagg_io_direct(f, x, dir);
-    int rc = tagg_engine_plan(f, e, x, &c);
+    double t0 = MPI_Wtime();
+    int    rc = tagg_engine_plan(f, e, x, &c);
+    double t1 = MPI_Wtime();
     if (rc == 1)
         rc = 0; /* nothing to move anywhere */
     else if (rc == 2)
         rc = tagg_io_direct(f, x, dir); /* self-overlapping pieces: in order, no aggregation */
     else if (rc == 0)
         rc = dir == TAGG_WRITE ? tagg_engine_write(f, e, &c) : tagg_engine_read(f, e, &c);
+    if (f->cfg.verbose >= 2 && f->rank == 0 && c.ndom > 0) {
+        printf("tagg: %s call range=[%llu,%llu) domains=%d domain_size=%llu rounds=%d aggregators=", 
+               dir == TAGG_WRITE ? "write" : "read", (unsigned long long)c.lo, (unsigned long long)c.hi, c.ndom,
+               (unsigned long long)c.dsize, c.nrounds);
+        for (int d = 0; d < c.ndom && d < 16; d++)
+            printf("%s%d", d ? "," : "", c.aggr[d]);
+        printf("%s plan=%.6fs move=%.6fs\n", c.ndom > 16 ? ",..." : "", t1 - t0, MPI_Wtime() - t1);
+        fflush(stdout);
+    }
     tagg_engine_call_free(&c);
     return rc;
 }

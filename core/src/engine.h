@@ -21,8 +21,12 @@
 #include <tagg/tiers.h>
 #include <tagg/topology.h>
 
-/* Per-file engine state, built once at open. */
+typedef struct tagg_engine_res tagg_engine_res_t; /* backend_tapioca.c */
+
+/* Per-file engine state: the configuration part at open, the resources (topo,
+ * win, base, borrowed from res) at the first collective call. */
 typedef struct tagg_engine {
+    tagg_engine_res_t *res;      /* machine description + window, maybe shared */
     tagg_topology_t  *topo;      /* ranks -> nodes, distances */
     tagg_tiers_t      tiers;     /* memory tiers of a node (model defaults) */
     tagg_model_opts_t opts;      /* N_buff, S_buff, BS, strategy ... */
@@ -56,8 +60,17 @@ typedef struct tagg_call {
     size_t        ncov;
 } tagg_call_t;
 
+/* backend_tapioca.c. Collective: makes (or takes from the cache) the machine
+ * description and the aggregation window, once per file; 0 or -1, agreed. */
+int tagg_engine_ready(tagg_file_t *f, tagg_engine_t *e);
+/* Keeps the library holding the engine mapped until the process exits (for
+ * callbacks registered with MPI that run in MPI_Finalize). */
+void tagg_engine_pin_library(void);
+
 /* engine_plan.c. Collective. Returns 0, 1 when the request is empty everywhere
- * (nothing to do), or -1 with an error pushed (every rank agrees). */
+ * (nothing to do), 2 when every rank should access its own extents directly
+ * (a rank overlaps itself, or the request is file metadata only), or -1 with
+ * an error pushed (every rank agrees). */
 int  tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, tagg_call_t *c);
 void tagg_engine_call_free(tagg_call_t *c);
 

@@ -27,13 +27,19 @@ void tagg_engine_call_free(tagg_call_t *c)
 
 static int domain_of(const tagg_call_t *c, uint64_t off) { return (int)((off - c->lo) / c->dsize); }
 
-/* Producers (rank, bytes) of domain d from the gathered matrix M[rank][domain]. */
-static size_t producers(const uint64_t *M, int nranks, int ndom, int d, tagg_producer_t *out)
+/* What every rank learns of every other's request, per domain: bytes and the
+ * range they span (the gathered matrix M[rank][domain]). */
+typedef struct {
+    uint64_t bytes, lo, hi;
+} span_t;
+
+/* Producers (rank, bytes) of domain d from M. */
+static size_t producers(const span_t *M, int nranks, int ndom, int d, tagg_producer_t *out)
 {
     size_t n = 0;
     for (int r = 0; r < nranks; r++)
-        if (M[(size_t)r * ndom + d])
-            out[n++] = (tagg_producer_t){r, M[(size_t)r * ndom + d]};
+        if (M[(size_t)r * ndom + d].bytes)
+            out[n++] = (tagg_producer_t){r, M[(size_t)r * ndom + d].bytes};
     return n;
 }
 
@@ -58,7 +64,7 @@ static int next_free(const tagg_engine_t *e, int nranks, const char *taken, cons
  * A rank aggregates one domain at most and a node holds at most aggr_per_node
  * aggregators: winners that break either rule are excluded and the remaining
  * domains elected again; each pass settles at least one domain. */
-static int elect_by_cost(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const uint64_t *M)
+static int elect_by_cost(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const span_t *M)
 {
     int              nd = c->ndom, P = f->size, cap = f->cfg.aggr_per_node, rc = 0;
     double          *mine  = malloc((size_t)nd * sizeof *mine);
@@ -68,25 +74,28 @@ static int elect_by_cost(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const
     struct {
         double v;
         int    r;
-    } *in = malloc((size_t)nd * sizeof *in), *out = malloc((size_t)nd * sizeof *out);
-    if (!mine || !prod || !taken || !done || !node_aggr || !in || !out) {
+    } *in = malloc((size_t)(nd + 1) * sizeof *in), *out = malloc((size_t)(nd + 1) * sizeof *out);
+    int ok = mine && prod && taken && done && node_aggr && in && out;
+    if (!ok)
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
-        rc = -1;
+    /* Allocation is agreed before any reduction; a cost-model failure rides on
+     * the first election reduction (element nd: -1 on a rank that failed). */
+    if (tagg_agree(f->comm, ok ? 0 : -1, "evaluating aggregator candidacy") < 0) {
+        free(mine), free(prod), free(taken), free(done), free(node_aggr), free(in), free(out);
+        return -1;
     }
-    for (int d = 0; d < nd && rc == 0; d++) {
+    double failed = 0;
+    for (int d = 0; d < nd; d++) {
         tagg_cost_t cost;
         tagg_err_t  err;
         size_t      np = producers(M, P, nd, d, prod);
-        if (tagg_candidate_cost(e->topo, &e->tiers, prod, np, f->rank, e->tiers.source, &e->opts, &cost, &err) < 0) {
+        if (failed == 0 &&
+            tagg_candidate_cost(e->topo, &e->tiers, prod, np, f->rank, e->tiers.source, &e->opts, &cost, &err) < 0) {
             TAGG_ERR(TAGG_E_CONFIG, "cost model: %s", err.msg);
-            rc = -1;
+            failed = -1;
         }
-        else
-            mine[d] = cost.eligible ? cost.total : INFINITY;
+        mine[d] = failed == 0 && cost.eligible ? cost.total : INFINITY;
     }
-    /* Every rank computed the same things so far; a failure is local to none. */
-    if (tagg_agree(f->comm, rc, "evaluating aggregator candidacy") < 0)
-        rc = -1;
     int left = nd;
     while (rc == 0 && left > 0) {
         int my_node = tagg_topology_rank_node(e->topo, f->rank);
@@ -95,9 +104,16 @@ static int elect_by_cost(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const
             in[d].v = (done[d] || blocked) ? INFINITY : mine[d];
             in[d].r = f->rank;
         }
-        int code = MPI_Allreduce(in, out, nd, MPI_DOUBLE_INT, MPI_MINLOC, f->comm);
+        in[nd].v = failed, in[nd].r = f->rank;
+        int code = MPI_Allreduce(in, out, nd + 1, MPI_DOUBLE_INT, MPI_MINLOC, f->comm);
         if (code != MPI_SUCCESS) {
             TAGG_ERR_MPI("MPI_Allreduce (aggregator election)", code);
+            rc = -1;
+            break;
+        }
+        if (out[nd].v < 0) { /* the cost model failed somewhere */
+            if (failed == 0)
+                TAGG_ERR(TAGG_E_CONFIG, "the cost model failed on rank %d (see that rank's error stack)", out[nd].r);
             rc = -1;
             break;
         }
@@ -126,7 +142,7 @@ static int elect_by_cost(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const
 /* Election by a strategy of the model's registry that is not cost-based
  * (shortest, longest, first-per-node, random): deterministic from data every
  * rank has, so every rank computes the same answer without communicating. */
-static int elect_by_registry(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const uint64_t *M)
+static int elect_by_registry(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const span_t *M)
 {
     int              nd = c->ndom, P = f->size, rc = 0, nfirst = 0;
     tagg_producer_t *prod  = malloc((size_t)P * sizeof *prod);
@@ -174,7 +190,7 @@ static int elect_by_registry(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, c
 }
 
 /* Splits the rank's extents into (domain, round) pieces, sorted by round. */
-static int make_pieces(tagg_call_t *c, const tagg_extents_t *x, uint64_t B, uint64_t *mine)
+static int make_pieces(tagg_call_t *c, const tagg_extents_t *x, uint64_t B, span_t *mine)
 {
     size_t cap = x->n + 16, n = 0;
     tagg_piece_t *p = malloc(cap * sizeof *p);
@@ -199,7 +215,11 @@ static int make_pieces(tagg_call_t *c, const tagg_extents_t *x, uint64_t B, uint
                 p = q;
             }
             p[n++] = (tagg_piece_t){off, take, mem, d, k};
-            mine[d] += take;
+            if (!mine[d].bytes || off < mine[d].lo)
+                mine[d].lo = off;
+            if (off + take > mine[d].hi)
+                mine[d].hi = off + take;
+            mine[d].bytes += take;
             off += take, len -= take, mem += take;
         }
     }
@@ -226,6 +246,12 @@ static int cmp_u64pair(const void *a, const void *b)
 {
     const uint64_t *p = a, *q = b;
     return p[0] < q[0] ? -1 : p[0] > q[0];
+}
+
+static int cmp_u64pair_span(const void *a, const void *b)
+{
+    const span_t *p = a, *q = b;
+    return p->lo < q->lo ? -1 : p->lo > q->lo;
 }
 
 /* Every aggregator learns which bytes of its domain are written (its coverage),
@@ -298,29 +324,118 @@ done:
     return rc;
 }
 
+/* The describe step's reduction: one MPI_Allreduce over five int64 per rank,
+ * min of the lowest offset, max of the end, sum of bytes, max of the
+ * self-overlap flag, max of "has raw data" (an MPI user op, made once, freed
+ * at MPI_Finalize). */
+enum { D_LO, D_HI, D_BYTES, D_OVERLAP, D_RAW, D_N };
+
+static void describe_combine(void *invec, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    const int64_t *a = invec;
+    int64_t       *b = inout;
+    for (int i = 0; i < *len; i++, a += D_N, b += D_N) {
+        b[D_LO]      = a[D_LO] < b[D_LO] ? a[D_LO] : b[D_LO];
+        b[D_HI]      = a[D_HI] > b[D_HI] ? a[D_HI] : b[D_HI];
+        b[D_BYTES]  += a[D_BYTES];
+        b[D_OVERLAP] = a[D_OVERLAP] > b[D_OVERLAP] ? a[D_OVERLAP] : b[D_OVERLAP];
+        b[D_RAW]     = a[D_RAW] > b[D_RAW] ? a[D_RAW] : b[D_RAW];
+    }
+}
+
+static MPI_Op       describe_op   = MPI_OP_NULL;
+static MPI_Datatype describe_type = MPI_DATATYPE_NULL;
+
+static int describe_free(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)keyval, (void)value, (void)extra;
+    if (describe_op != MPI_OP_NULL)
+        MPI_Op_free(&describe_op);
+    if (describe_type != MPI_DATATYPE_NULL)
+        MPI_Type_free(&describe_type);
+    return MPI_SUCCESS;
+}
+
+static int describe_init(void)
+{
+    if (describe_op != MPI_OP_NULL)
+        return 0;
+    int keyval;
+    if (MPI_Type_contiguous(D_N, MPI_INT64_T, &describe_type) != MPI_SUCCESS ||
+        MPI_Type_commit(&describe_type) != MPI_SUCCESS ||
+        MPI_Op_create(describe_combine, 1, &describe_op) != MPI_SUCCESS ||
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, describe_free, &keyval, NULL) != MPI_SUCCESS ||
+        (tagg_engine_pin_library(), MPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL)) != MPI_SUCCESS) {
+        TAGG_ERR(TAGG_E_MPI, "cannot create the describe reduction");
+        return -1;
+    }
+    return 0;
+}
+
+/* Coverage without an exchange: when, in every domain, each producer's pieces
+ * form one run and the runs of different producers do not overlap, the
+ * aggregator's coverage is the union of the runs M already holds. Every rank
+ * decides the same from M, with buffers allocated (and agreed) beforehand.
+ * Returns 1 (and the aggregator's coverage in cov) when so. */
+static int coverage_from_spans(tagg_call_t *c, const span_t *M, int P, span_t *runs, uint64_t *cov)
+{
+    for (int d = 0; d < c->ndom; d++) {
+        size_t n = 0;
+        for (int r = 0; r < P; r++) {
+            const span_t *m = &M[(size_t)r * c->ndom + d];
+            if (m->bytes && m->bytes != m->hi - m->lo)
+                return 0; /* a producer with holes in this domain */
+            if (m->bytes)
+                runs[n++] = *m;
+        }
+        qsort(runs, n, sizeof *runs, cmp_u64pair_span);
+        for (size_t i = 1; i < n; i++)
+            if (runs[i].lo < runs[i - 1].hi)
+                return 0; /* producers overlap */
+        if (d != c->my_dom)
+            continue;
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (m && cov[2 * (m - 1)] + cov[2 * (m - 1) + 1] == runs[i].lo)
+                cov[2 * (m - 1) + 1] += runs[i].hi - runs[i].lo;
+            else
+                cov[2 * m] = runs[i].lo, cov[2 * m + 1] = runs[i].hi - runs[i].lo, m++;
+        }
+        c->ncov = m;
+    }
+    return 1;
+}
+
 int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, tagg_call_t *c)
 {
-    int       P = f->size, rc = 0;
-    uint64_t *M = NULL, *mine = NULL;
+    int     P = f->size, rc = 0;
+    span_t *M = NULL, *mine = NULL, *runs = NULL;
     memset(c, 0, sizeof *c);
     c->my_dom = c->my_index = -1;
+    if (tagg_agree(f->comm, describe_init(), "starting the engine") < 0)
+        return -1;
 
     /* describe: touched range, bytes, and whether any rank overlaps itself */
     uint64_t lo = x->n ? x->v[0].off : UINT64_MAX, hi = 0;
     for (size_t i = 0; i < x->n; i++)
         if (x->v[i].off + x->v[i].len > hi)
             hi = x->v[i].off + x->v[i].len;
-    /* Signed: MPICH 4.0.2 (Debian 12) computes MPI_MIN over MPI_UINT64_T as if
-     * the values were signed, so UINT64_MAX would win. Offsets are < 2^62. */
-    int64_t in[3] = {x->n ? (int64_t)lo : INT64_MAX, -(int64_t)hi, -(int64_t)!tagg_extents_disjoint(x)}, g[3];
-    CHECK_MPI(MPI_Allreduce(in, g, 3, MPI_INT64_T, MPI_MIN, f->comm), "MPI_Allreduce (describe)");
-    uint64_t total = 0;
-    CHECK_MPI(MPI_Allreduce(&x->bytes, &total, 1, MPI_UINT64_T, MPI_SUM, f->comm), "MPI_Allreduce (bytes)");
-    if (g[0] == INT64_MAX || total == 0)
+    /* int64: offsets are < 2^62 (and MPICH 4.0.2 reduces MPI_UINT64_T as signed) */
+    int64_t in[D_N] = {x->n ? (int64_t)lo : INT64_MAX, (int64_t)hi, (int64_t)x->bytes, !tagg_extents_disjoint(x),
+                       x->n && !x->meta};
+    int64_t g[D_N];
+    CHECK_MPI(MPI_Allreduce(in, g, 1, describe_type, describe_op, f->comm), "MPI_Allreduce (describe)");
+    if (g[D_LO] == INT64_MAX || g[D_BYTES] == 0)
         return 1; /* nothing anywhere */
-    if (g[2] < 0)
+    if (g[D_OVERLAP])
         return 2; /* a rank's own pieces overlap: the caller writes in order, independently */
-    lo = (uint64_t)g[0], hi = (uint64_t)-g[1];
+    if (!g[D_RAW])
+        return 2; /* file metadata only (a few entries per rank): aggregating costs more than it saves */
+    lo = (uint64_t)g[D_LO], hi = (uint64_t)g[D_HI];
+    uint64_t total = (uint64_t)g[D_BYTES];
+    if (tagg_engine_ready(f, e) < 0)
+        return -1;
 
     /* partition: domains aligned to the layout's stripe, else the configured block */
     uint64_t unit = f->store_ops->stripe(f);
@@ -335,11 +450,13 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, 
     c->nrounds   = (int)((c->dsize + e->bufsize - 1) / e->bufsize);
     c->hi        = hi;
 
-    /* this rank's bytes per domain, gathered: producers of every domain */
-    M    = malloc((size_t)P * (size_t)c->ndom * sizeof *M);
-    mine = calloc((size_t)c->ndom, sizeof *mine);
+    /* this rank's bytes and span per domain, gathered: producers of every domain */
+    M       = malloc((size_t)P * (size_t)c->ndom * sizeof *M);
+    mine    = calloc((size_t)c->ndom, sizeof *mine);
     c->aggr = malloc((size_t)c->ndom * sizeof *c->aggr);
-    if (!M || !mine || !c->aggr || make_pieces(c, x, e->bufsize, mine) < 0) {
+    runs    = malloc((size_t)P * sizeof *runs);
+    c->cov  = malloc((size_t)P * 2 * sizeof *c->cov); /* at most one run per producer on the fast path */
+    if (!M || !mine || !c->aggr || !runs || !c->cov || make_pieces(c, x, e->bufsize, mine) < 0) {
         TAGG_ERR(TAGG_E_NOMEM, "out of memory planning a request of %zu extents", x->n);
         rc = -1;
     }
@@ -347,16 +464,24 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, 
         rc = -1;
         goto done;
     }
-    CHECK_MPI(MPI_Allgather(mine, c->ndom, MPI_UINT64_T, M, c->ndom, MPI_UINT64_T, f->comm),
-              "MPI_Allgather (bytes per domain)");
+    int code = MPI_Allgather(mine, 3 * c->ndom, MPI_UINT64_T, M, 3 * c->ndom, MPI_UINT64_T, f->comm);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Allgather (bytes per domain)", code);
+        rc = -1;
+        goto done;
+    }
     rc = e->cost_based ? elect_by_cost(f, e, c, M) : elect_by_registry(f, e, c, M);
     if (rc < 0)
         goto done;
     for (int d = 0; d < c->ndom; d++)
         if (c->aggr[d] == f->rank)
             c->my_dom = d, c->my_index = d;
-    rc = exchange_coverage(f, c);
+    if (!coverage_from_spans(c, M, P, runs, c->cov)) {
+        free(c->cov);
+        c->cov = NULL, c->ncov = 0;
+        rc     = exchange_coverage(f, c);
+    }
 done:
-    free(M), free(mine);
+    free(M), free(mine), free(runs);
     return rc;
 }

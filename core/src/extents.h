@@ -20,6 +20,7 @@ typedef struct tagg_extents {
     tagg_extent_t *v;
     size_t         n, cap;
     uint64_t       bytes; /* sum of len */
+    int            meta;  /* file metadata, not raw data (set by tagg_io_*) */
 } tagg_extents_t;
 
 void tagg_extents_init(tagg_extents_t *x);

@@ -110,8 +110,9 @@ static void file_free(tagg_file_t *f)
 
 tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg)
 {
-    tagg_file_t *f  = calloc(1, sizeof *f);
-    int          rc = 0, code;
+    double       t_open = MPI_Wtime();
+    tagg_file_t *f      = calloc(1, sizeof *f);
+    int          rc     = 0, code;
     if (!f)
         return NULL; /* cannot agree without memory for the struct; other ranks fail in the agreement below */
     f->comm = MPI_COMM_NULL;
@@ -176,7 +177,7 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
     if (f->cfg.verbose >= 2 && f->rank == 0) {
         char cfgtext[1024];
         tagg_config_format(&f->cfg, cfgtext, sizeof cfgtext);
-        printf("tagg: open file=%s ranks=%d config: %s%s\n", path, f->size, cfgtext,
+        printf("tagg: open file=%s ranks=%d (%.6f s) config: %s%s\n", path, f->size, MPI_Wtime() - t_open, cfgtext,
                tagg_h5ctx_available() ? "" : " (HDF5 transfer context unavailable: all I/O independent)");
         fflush(stdout);
     }
@@ -238,6 +239,7 @@ int tagg_file_close(tagg_file_t *f)
 {
     int          rc = 0;
     tagg_stats_t total;
+    double       t_close = MPI_Wtime();
     if (f->cfg.fsync && (f->flags & TAGG_OPEN_RDWR)) /* nothing to sync in a read-only file */
         rc = tagg_file_sync(f);
     memset(&total, 0, sizeof total);
@@ -267,6 +269,10 @@ int tagg_file_close(tagg_file_t *f)
     int brc = f->ops->close(f);
     int src = f->store_ops->close(f);
     rc      = tagg_agree(f->comm, (rc < 0 || brc < 0 || src < 0) ? -1 : 0, "closing the file");
+    if (f->cfg.verbose >= 2 && f->rank == 0) {
+        printf("tagg: close file=%s (%.6f s)\n", f->path, MPI_Wtime() - t_close);
+        fflush(stdout);
+    }
     file_free(f);
     return rc;
 }
@@ -281,6 +287,7 @@ static int io(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collecti
     }
     /* A rank that failed locally still takes part (with nothing) in a collective
      * backend call, so that no rank is left waiting. */
+    x->meta = kind == TAGG_META;
     if (rc == 0 || collective) {
         const tagg_extents_t *use = rc == 0 ? x : &none;
         brc = dir == TAGG_WRITE ? f->ops->write(f, use, collective) : f->ops->read(f, use, collective);

@@ -54,7 +54,8 @@ static void usage(FILE *o) {
           "                      (default: the source tier); memory-aware runs once\n"
           "  --op write|read|both  (default write)\n"
           "  --nbuff N --sbuff SIZE  aggregation buffers (default 2 x 16MiB)\n"
-          "  --block SIZE --mem SIZE --naggr N --no-pow2 --form sum|max --seed N   as tagg-model\n"
+          "  --block SIZE --mem SIZE --naggr N --no-pow2 --form sum|max --seed N\n"
+          "  --persistency none|job|permanent                as tagg-model\n"
           "  --resolution R      merge events closer than R x time (default 1e-3; 0 = exact)\n"
           "  --csv FILE          one row per simulation\n"
           "  --svg FILE          bandwidth against data size per rank, one line per strategy\n"
@@ -193,7 +194,13 @@ static int parse_args(int argc, char **argv, args_t *a, const char *scenario) {
     else if (opt_is(s, "--sbuff")) { if (need(argc, argv, &i, &v) || parse_sz(s, v, &a->opts.s_buff)) return -1; }
     else if (opt_is(s, "--block")) { if (need(argc, argv, &i, &v) || parse_sz(s, v, &a->opts.fs_block)) return -1; }
     else if (opt_is(s, "--mem")) { if (need(argc, argv, &i, &v) || parse_sz(s, v, &a->opts.aggr_mem)) return -1; }
-    else if (opt_is(s, "--form")) {
+    else if (opt_is(s, "--persistency")) {
+      if (need(argc, argv, &i, &v)) return -1;
+      if (tagg_persist_from_name(v, &a->opts.persistency)) {
+        fprintf(stderr, "tagg-sim: --persistency: expected none, job or permanent, got '%s'\n", v);
+        return -1;
+      }
+    } else if (opt_is(s, "--form")) {
       if (need(argc, argv, &i, &v)) return -1;
       if (!strcmp(v, "sum")) a->opts.form = TAGG_FORM_SUM;
       else if (!strcmp(v, "max")) a->opts.form = TAGG_FORM_MAX;

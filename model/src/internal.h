@@ -3,6 +3,7 @@
 #define TAGG_MODEL_INTERNAL_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "tagg/error.h"
 #include "tagg/topology.h"
@@ -44,6 +45,17 @@ int tagg_topo_finish(tagg_topology_t *t, tagg_err_t *err);
  * lowest common switch of two leaves whose coords are digits (top first). */
 int tagg_tree_lca_level(const tagg_topology_t *t, int a, int b);
 void tagg_tree_project(const tagg_topology_t *t, int node, double *x, double *y);
+/* Tree links (topo_tree.c): the up and down link of every subtree below the
+ * top switch.  A subtree at level l (0 = a node, 1 = a leaf switch ...) has
+ * level_size(l) = product of the last l arities nodes. */
+int tagg_tree_nlinks(const tagg_topology_t *t);
+int tagg_tree_route_max(const tagg_topology_t *t);
+int tagg_tree_route(const tagg_topology_t *t, int a, int b, int *links, int max);
+/* Level l and up (1) / down (0) direction of a tree link. */
+void tagg_tree_link_level(const tagg_topology_t *t, int link, int *level, int *up);
+/* Nodes below a subtree of level l. */
+double tagg_tree_level_size(const tagg_topology_t *t, int level);
+void tagg_tree_link_name(const tagg_topology_t *t, int link, char *buf, size_t n);
 
 /* Line tokenizer used by the topology and tier parsers. */
 typedef struct tagg_lines {

@@ -8,6 +8,7 @@
  *   same node 0, same blade 1, same chassis 2, same group 3,
  *   other group 6 (two local + one global + two local). */
 #include <math.h>
+#include <stdio.h>
 #include "internal.h"
 
 enum { DF_GROUP, DF_CHASSIS, DF_BLADE, DF_NODE };
@@ -33,6 +34,57 @@ static double df_bandwidth(const tagg_topology_t *t, int a, int b) {
   return t->bandwidth;
 }
 
+/* Links: injection node -> router (id node), ejection router -> node (id
+ * nnodes + node), then per router r = (group x chassis + c) x blades + b a
+ * block of blades + chassis + groups slots: green links to the blades of its
+ * chassis, black links to the same blade of the other chassis, and one global
+ * link per other group to the router at the same (chassis, blade) there.
+ * Minimal route: fix the blade, then the chassis, then the group. */
+static int df_slots(const tagg_topology_t *t) { return t->dims[DF_BLADE] + t->dims[DF_CHASSIS] + t->dims[DF_GROUP]; }
+static int df_nrouters(const tagg_topology_t *t) { return t->dims[DF_GROUP] * t->dims[DF_CHASSIS] * t->dims[DF_BLADE]; }
+static int df_nlinks(const tagg_topology_t *t) { return 2 * t->nnodes + df_nrouters(t) * df_slots(t); }
+static int df_route_max(const tagg_topology_t *t) { (void)t; return 5; }
+
+static int df_router(const tagg_topology_t *t, int g, int c, int b) {
+  return (g * t->dims[DF_CHASSIS] + c) * t->dims[DF_BLADE] + b;
+}
+
+static int df_route(const tagg_topology_t *t, int a, int b, int *links, int max) {
+  if (a == b) return 0;
+  const int *ca = t->coords + (size_t)a * 4, *cb = t->coords + (size_t)b * 4;
+  int hop[5], n = 0, g = ca[DF_GROUP], c = ca[DF_CHASSIS], bl = ca[DF_BLADE];
+  int base = 2 * t->nnodes, slots = df_slots(t);
+  hop[n++] = a;
+  if (bl != cb[DF_BLADE]) { hop[n++] = base + df_router(t, g, c, bl) * slots + cb[DF_BLADE]; bl = cb[DF_BLADE]; }
+  if (c != cb[DF_CHASSIS]) {
+    hop[n++] = base + df_router(t, g, c, bl) * slots + t->dims[DF_BLADE] + cb[DF_CHASSIS];
+    c = cb[DF_CHASSIS];
+  }
+  if (g != cb[DF_GROUP])
+    hop[n++] = base + df_router(t, g, c, bl) * slots + t->dims[DF_BLADE] + t->dims[DF_CHASSIS] + cb[DF_GROUP];
+  hop[n++] = t->nnodes + b;
+  for (int i = 0; i < n && i < max; i++) links[i] = hop[i];
+  return n;
+}
+
+static double df_link_capacity(const tagg_topology_t *t, int link) {
+  int base = 2 * t->nnodes;
+  if (link >= base && (link - base) % df_slots(t) >= t->dims[DF_BLADE] + t->dims[DF_CHASSIS] && t->global_bw > 0)
+    return t->global_bw;
+  return t->bandwidth;
+}
+
+static void df_link_name(const tagg_topology_t *t, int link, char *buf, size_t n) {
+  if (link < t->nnodes) { snprintf(buf, n, "node %d -> router (injection)", link); return; }
+  if (link < 2 * t->nnodes) { snprintf(buf, n, "router -> node %d (ejection)", link - t->nnodes); return; }
+  int k = link - 2 * t->nnodes, slots = df_slots(t), r = k / slots, s = k % slots;
+  int b = r % t->dims[DF_BLADE], c = (r / t->dims[DF_BLADE]) % t->dims[DF_CHASSIS];
+  int g = r / t->dims[DF_BLADE] / t->dims[DF_CHASSIS];
+  if (s < t->dims[DF_BLADE]) snprintf(buf, n, "router (%d,%d,%d) -> blade %d (green)", g, c, b, s);
+  else if ((s -= t->dims[DF_BLADE]) < t->dims[DF_CHASSIS]) snprintf(buf, n, "router (%d,%d,%d) -> chassis %d (black)", g, c, b, s);
+  else snprintf(buf, n, "router (%d,%d,%d) -> group %d (global)", g, c, b, s - t->dims[DF_CHASSIS]);
+}
+
 /* Groups tiled on a grid; inside a group, chassis are rows and blades
  * columns; the nodes of a blade form a small square. */
 static void df_project(const tagg_topology_t *t, int node, double *x, double *y) {
@@ -55,4 +107,9 @@ const tagg_topo_ops_t tagg_topo_dragonfly = {
     .link_latency = df_latency,
     .link_bandwidth = df_bandwidth,
     .project2d = df_project,
+    .nlinks = df_nlinks,
+    .route_max = df_route_max,
+    .route = df_route,
+    .link_capacity = df_link_capacity,
+    .link_name = df_link_name,
 };

@@ -8,6 +8,14 @@ static int ft_hops(const tagg_topology_t *t, int a, int b) { return 2 * tagg_tre
 static double ft_latency(const tagg_topology_t *t, int a, int b) { (void)a; (void)b; return t->latency; }
 static double ft_bandwidth(const tagg_topology_t *t, int a, int b) { (void)a; (void)b; return t->bandwidth; }
 
+/* Full bisection: a subtree's up and down links carry every node below it at
+ * link bandwidth. */
+static double ft_link_capacity(const tagg_topology_t *t, int link) {
+  int l, up;
+  tagg_tree_link_level(t, link, &l, &up);
+  return tagg_tree_level_size(t, l) * t->bandwidth;
+}
+
 static int ft_validate(tagg_topology_t *t, tagg_err_t *err) {
   if (t->matrix) return tagg_seterr(err, TAGG_EINVAL, "%s: `distance` rows are only for kind generic", t->name);
   return TAGG_OK;
@@ -23,4 +31,9 @@ const tagg_topo_ops_t tagg_topo_fattree = {
     .link_latency = ft_latency,
     .link_bandwidth = ft_bandwidth,
     .project2d = tagg_tree_project,
+    .nlinks = tagg_tree_nlinks,
+    .route_max = tagg_tree_route_max,
+    .route = tagg_tree_route,
+    .link_capacity = ft_link_capacity,
+    .link_name = tagg_tree_link_name,
 };

@@ -41,6 +41,21 @@ static double gen_bandwidth(const tagg_topology_t *t, int a, int b) {
   return bw;
 }
 
+/* Links: a hop matrix is routed as one switch (its coordinates are one
+ * digit); a hierarchy's subtree at level l carries its m nodes at the
+ * per-node bandwidth of the switch above it (level l + 1): m x
+ * level_bandwidth, the oversubscription of the hierarchy. */
+static double gen_link_capacity(const tagg_topology_t *t, int link) {
+  int l, up;
+  tagg_tree_link_level(t, link, &l, &up);
+  double bw = t->bandwidth;
+  if (!t->matrix) {
+    double lb = t->level_bw[t->ndims - (l + 1)];
+    if (lb > 0 && lb < bw) bw = lb;
+  }
+  return tagg_tree_level_size(t, l) * bw;
+}
+
 static void gen_project(const tagg_topology_t *t, int node, double *x, double *y) {
   if (!t->matrix) { tagg_tree_project(t, node, x, y); return; }
   int cols = (int)ceil(sqrt((double)t->nnodes));
@@ -58,4 +73,9 @@ const tagg_topo_ops_t tagg_topo_generic = {
     .link_latency = gen_latency,
     .link_bandwidth = gen_bandwidth,
     .project2d = gen_project,
+    .nlinks = tagg_tree_nlinks,
+    .route_max = tagg_tree_route_max,
+    .route = tagg_tree_route,
+    .link_capacity = gen_link_capacity,
+    .link_name = tagg_tree_link_name,
 };

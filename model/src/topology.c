@@ -142,6 +142,18 @@ void tagg_topology_project2d(const tagg_topology_t *t, int node, double *x, doub
   t->ops->project2d(t, node, x, y);
 }
 
+int tagg_topology_nlinks(const tagg_topology_t *t) { return t->ops->nlinks(t); }
+int tagg_topology_route_max(const tagg_topology_t *t) { return t->ops->route_max(t); }
+int tagg_topology_route(const tagg_topology_t *t, int a, int b, int *links, int max) {
+  return t->ops->route(t, a, b, links, max);
+}
+double tagg_topology_link_capacity(const tagg_topology_t *t, int link) { return t->ops->link_capacity(t, link); }
+void tagg_topology_link_name(const tagg_topology_t *t, int link, char *buf, size_t n) {
+  if (n == 0) return;
+  if (link < 0 || link >= t->ops->nlinks(t)) { snprintf(buf, n, "link %d (none)", link); return; }
+  t->ops->link_name(t, link, buf, n);
+}
+
 void tagg_topology_print(const tagg_topology_t *t, FILE *out) {
   fprintf(out, "topology %s: kind %s, %d nodes, %d ranks, dims", t->name, t->ops->name, t->nnodes, t->nranks);
   for (int d = 0; d < t->ndims; d++) fprintf(out, " %d", t->dims[d]);

@@ -11,6 +11,7 @@
 #ifndef TAGG_TOPOLOGY_H
 #define TAGG_TOPOLOGY_H
 
+#include <stddef.h>
 #include <stdio.h>
 #include "tagg/error.h"
 
@@ -36,6 +37,14 @@ typedef struct tagg_topo_ops {
   double (*link_bandwidth)(const tagg_topology_t *t, int a, int b);
   /* 2D position of a node for drawing (arbitrary units, >= 0). */
   void (*project2d)(const tagg_topology_t *t, int node, double *x, double *y);
+  /* Link level (for flow simulation, tagg_topology_route() and friends):
+   * number of directed links, longest route, the links of the route a -> b,
+   * a link's capacity and name. */
+  int (*nlinks)(const tagg_topology_t *t);
+  int (*route_max)(const tagg_topology_t *t);
+  int (*route)(const tagg_topology_t *t, int a, int b, int *links, int max);
+  double (*link_capacity)(const tagg_topology_t *t, int link);
+  void (*link_name)(const tagg_topology_t *t, int link, char *buf, size_t n);
 } tagg_topo_ops_t;
 
 extern const tagg_topo_ops_t tagg_topo_generic;
@@ -80,6 +89,35 @@ int tagg_topology_is_io(const tagg_topology_t *t, int node);
 /* d(node, IO): hops to the gateway + io_extra_hops. */
 int tagg_topology_io_hops(const tagg_topology_t *t, int node);
 void tagg_topology_project2d(const tagg_topology_t *t, int node, double *x, double *y);
+
+/* ---- links and routes (flow-level simulation, tools/tagg-sim) ------------
+ * Directed links have ids 0 .. nlinks-1.  Routes:
+ *   torus      dimension-order routing, dimension 0 first, the shorter way
+ *              round each ring (ties: the + direction); one link per hop.
+ *   dragonfly  injection link node -> router, then minimal routing over the
+ *              routers, fixing the blade (green link), the chassis (black
+ *              link), then the group (global link, one per router and other
+ *              group, to the router at the same chassis/blade position), then
+ *              the ejection link router -> node.  At most 5 links.
+ *   fattree, generic  up links to the lowest common switch, down links from
+ *              it; the up link of a subtree of m nodes carries m x the
+ *              per-node bandwidth of the level above it (fattree: `bandwidth`,
+ *              generic: `level_bandwidth`).  An explicit hop matrix is routed
+ *              as one switch (node -> switch -> node).
+ * Route lengths need not equal tagg_topology_hops() (dragonfly hops count a
+ * level's worst case; a hop matrix is arbitrary): hops stay the latency
+ * measure, routes the bandwidth one. */
+int tagg_topology_nlinks(const tagg_topology_t *t);
+/* Upper bound on the length of any route (size of a route buffer). */
+int tagg_topology_route_max(const tagg_topology_t *t);
+/* Writes the links of the route a -> b, in order, into links[0 .. max-1] and
+ * returns the route's length (0 when a == b; more than max: truncated). */
+int tagg_topology_route(const tagg_topology_t *t, int a, int b, int *links, int max);
+/* Capacity of a link in B/s. */
+double tagg_topology_link_capacity(const tagg_topology_t *t, int link);
+/* Readable name of a link, e.g. "(0,1,2,0,1)->d2+" on a torus. */
+void tagg_topology_link_name(const tagg_topology_t *t, int link, char *buf, size_t n);
+
 /* Writes a summary (kind, dims, nodes, ranks, I/O nodes, link values). */
 void tagg_topology_print(const tagg_topology_t *t, FILE *out);
 

@@ -1,11 +1,13 @@
 /* Backend "tapioca": the aggregation engine (engine.h) behind the entry point.
  * Collective calls are planned and moved in rounds by elected aggregators;
  * independent calls go straight to the store. This file holds the per-file
- * engine state: the machine description for the cost model and the
- * aggregation buffers. */
+ * engine state: the machine description for the cost model (tier figures from
+ * the model's table or from a tier file, `tiers=`) and the aggregation
+ * buffers, in the tier engine_tier.c chooses. */
 #include "engine.h"
 #include "error.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,27 +68,11 @@ static int machine(tagg_file_t *f, tagg_engine_t *e)
     return rc;
 }
 
-/* Aggregation buffers: N_buff x S_buff exposed as one RMA window on every rank
- * (any rank may be elected). The memory-tier issue replaces this allocation by
- * the tier the model picks (Listing 1's memAlloc). */
-static int buffers_alloc(tagg_file_t *f, tagg_engine_t *e)
-{
-    MPI_Aint size = (MPI_Aint)(e->bufsize * (uint64_t)e->nbuf);
-    int      code = MPI_Win_allocate(size, 1, MPI_INFO_NULL, f->comm, &e->base, &e->win);
-    if (code != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Win_allocate (aggregation buffers)", code);
-        e->win = MPI_WIN_NULL;
-        return -1;
-    }
-    return 0;
-}
-
 static void engine_free(tagg_engine_t *e)
 {
     if (!e)
         return;
-    if (e->win != MPI_WIN_NULL)
-        MPI_Win_free(&e->win);
+    tagg_tier_free(&e->buf); /* the window and the tier's memory */
     if (e->topo)
         tagg_topology_free(e->topo);
     free(e);
@@ -105,9 +91,18 @@ static int tapioca_open(tagg_file_t *f)
         return -1;
     }
     e->win     = MPI_WIN_NULL;
+    e->buf.win = MPI_WIN_NULL;
     e->bufsize = (uint64_t)f->cfg.buffer_size;
     e->nbuf    = f->cfg.buffers;
-    tagg_tiers_default(&e->tiers);
+    if (f->cfg.tiers && *f->cfg.tiers) { /* measured figures (tagg-calibrate) */
+        tagg_err_t err;
+        if (tagg_tiers_load(f->cfg.tiers, &e->tiers, &err) < 0) {
+            TAGG_ERR(TAGG_E_CONFIG, "tiers: %s", err.msg);
+            rc = -1;
+        }
+    }
+    else
+        tagg_tiers_default(&e->tiers);
     tagg_model_opts_default(&e->opts);
     e->opts.n_buff   = e->nbuf;
     e->opts.s_buff   = e->bufsize;
@@ -121,7 +116,7 @@ static int tapioca_open(tagg_file_t *f)
     }
     if (rc == 0)
         rc = machine(f, e);
-    if (tagg_agree(f->comm, rc, "describing the machine") < 0 || buffers_alloc(f, e) < 0) {
+    if (tagg_agree(f->comm, rc, "describing the machine") < 0 || tagg_engine_tier_setup(f, e) < 0) {
         engine_free(e);
         return -1;
     }
@@ -163,7 +158,14 @@ static int tapioca_read(tagg_file_t *f, const tagg_extents_t *x, bool collective
     return move(f, x, collective, TAGG_READ);
 }
 
+static void tapioca_describe(const tagg_file_t *f, char *buf, size_t len)
+{
+    const tagg_engine_t *e = f->backend;
+    snprintf(buf, len, "%s", e ? e->tier_text : "");
+}
+
 const tagg_backend_ops_t tagg_backend_tapioca = {
+    .describe = tapioca_describe,
     .name  = "tapioca",
     .open  = tapioca_open,
     .close = tapioca_close,

@@ -10,3 +10,5 @@ add_executable(tagg-bench
   ${CMAKE_CURRENT_SOURCE_DIR}/bench/kernel_s3d.c ${CMAKE_CURRENT_SOURCE_DIR}/bench/util.c)
 target_link_libraries(tagg-bench PRIVATE tagg::hdf5 m)
 install(TARGETS tagg-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# tagg-calibrate: measured tier file for the model (issue 5).
+add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/tagg-calibrate ${CMAKE_CURRENT_BINARY_DIR}/tagg-calibrate)

@@ -1,8 +1,9 @@
 /* Backend "tapioca": the aggregation engine (engine.h) behind the entry point.
  * Collective calls are planned and moved in rounds by elected aggregators;
  * independent calls go straight to the store. This file holds the per-file
- * engine state: the machine description for the cost model and the
- * aggregation buffers. */
+ * engine state: the machine description for the cost model (tier figures from
+ * the model's table or from a tier file, `tiers=`) and the aggregation
+ * buffers, in the tier engine_tier.c chooses. */
 #define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
 #include "engine.h"
 #include "error.h"
@@ -59,42 +60,31 @@ static int machine(tagg_file_t *f, tagg_engine_t *e)
     return rc;
 }
 
-/* Aggregation buffers: N_buff x S_buff exposed as one RMA window on every rank
- * (any rank may be elected). The memory-tier issue replaces this allocation by
- * the tier the model picks (Listing 1's memAlloc). */
-static int buffers_alloc(tagg_file_t *f, tagg_engine_t *e)
-{
-    MPI_Aint size = (MPI_Aint)(e->bufsize * (uint64_t)e->nbuf);
-    int      code = MPI_Win_allocate(size, 1, MPI_INFO_NULL, f->comm, &e->base, &e->win);
-    if (code != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Win_allocate (aggregation buffers)", code);
-        e->win = MPI_WIN_NULL;
-        return -1;
-    }
-    return 0;
-}
-
-/* ---- engine resources: the machine description and the aggregation window --
+/* ---- engine resources: the machine description and the aggregation buffers --
  *
- * Both cost collectives (a node split, an allgather, a window allocation), each
+ * Both cost collectives (node splits, an allgather, the tier choice, a window
+ * allocation), each
  * a scheduler time slice when ranks outnumber cores: about 0.25 s per file on
  * 4 ranks and 2 cores, more than the data movement of a 10 MB write. So they
  * are made at a file's first collective raw-data call, not at open (HDF5 opens
  * an existing file twice, the first time tentatively, and many files only ever
  * see metadata), and, when the file's communicator is congruent to
- * MPI_COMM_WORLD, kept for the next file with the same buffers and topology
- * until MPI_Finalize (freed then by a delete callback on MPI_COMM_SELF, when
+ * MPI_COMM_WORLD, kept for the next file with the same buffers, topology and
+ * tier settings until MPI_Finalize (freed then by a delete callback on MPI_COMM_SELF, when
  * every rank is in MPI_Finalize, so the collective MPI_Win_free is safe).
  * Resources on other communicators belong to their file and go at its close.
  * Decisions about the cache are agreed by one reduction, so a rank whose cache
  * differs (a configuration that differs between ranks) cannot desynchronise
- * the collectives: the file then gets private resources. */
+ * the collectives: the file then gets private resources.
+ * A consequence users see: a tier that cannot be allocated (out of space in
+ * the NVR directory with a forced tier) fails the file's first collective
+ * write or read, on every rank, not H5Fcreate. */
 typedef struct tagg_engine_res {
     tagg_topology_t *topo;
-    MPI_Win          win;
-    char            *base;
-    uint64_t         bytes;
-    char            *topo_path; /* "" for the real machine */
+    tagg_tier_buf_t  buf;            /* window and memory, in the chosen tier */
+    int              tier;           /* its index in the tier table */
+    char             tier_text[96];  /* for the summary */
+    char            *key;            /* what it was made for (res_key) */
     int              users;     /* open files using it */
     int              cached;    /* the world cache owns it */
 } res_t;
@@ -106,11 +96,10 @@ static void res_free(res_t *r)
 {
     if (!r)
         return;
-    if (r->win != MPI_WIN_NULL)
-        MPI_Win_free(&r->win);
+    tagg_tier_free(&r->buf);
     if (r->topo)
         tagg_topology_free(r->topo);
-    free(r->topo_path);
+    free(r->key);
     free(r);
 }
 
@@ -135,36 +124,47 @@ void tagg_engine_pin_library(void)
     pinned = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
 }
 
-static const char *topo_key(const tagg_file_t *f) { return f->cfg.topology ? f->cfg.topology : ""; }
-
-static int res_matches(const res_t *r, const tagg_file_t *f, const tagg_engine_t *e)
+/* Everything the resources depend on, as text: buffers, topology, tiers. */
+static char *res_key(const tagg_file_t *f, const tagg_engine_t *e)
 {
-    return r && r->bytes == e->bufsize * (uint64_t)e->nbuf && strcmp(r->topo_path, topo_key(f)) == 0;
+    const tagg_config_t *c = &f->cfg;
+    char                 key[4096];
+    snprintf(key, sizeof key, "%llu|%d|%s|%s|%d|%d|%llu|%llu|%llu|%s|%d", (unsigned long long)e->bufsize, e->nbuf,
+             c->topology ? c->topology : "", c->tiers ? c->tiers : "", (int)c->aggr_tier, (int)c->persistency,
+             (unsigned long long)c->hbm_capacity, (unsigned long long)c->dram_capacity,
+             (unsigned long long)c->nvr_capacity, c->nvr_dir ? c->nvr_dir : "", c->hbm_emulate);
+    return strdup(key);
 }
 
 /* Collective over f->comm: machine description and window, new. */
-static res_t *res_make(tagg_file_t *f, tagg_engine_t *e)
+static res_t *res_make(tagg_file_t *f, tagg_engine_t *e, char *key)
 {
     res_t *r  = calloc(1, sizeof *r);
     int    rc = 0;
-    if (!r || !(r->topo_path = strdup(topo_key(f)))) {
+    if (!r || !key) {
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         rc = -1;
     }
     if (tagg_agree(f->comm, rc, "starting the engine") < 0) {
-        if (r)
-            free(r->topo_path);
-        free(r);
+        free(r), free(key);
         return NULL;
     }
-    r->win = MPI_WIN_NULL;
-    rc     = machine(f, e);
+    r->key     = key;
+    r->buf.win = MPI_WIN_NULL;
+    rc         = machine(f, e);
     r->topo = e->topo, e->topo = NULL;
-    if (tagg_agree(f->comm, rc, "describing the machine") < 0 || buffers_alloc(f, e) < 0) {
+    if (tagg_agree(f->comm, rc, "describing the machine") < 0) {
         res_free(r);
         return NULL;
     }
-    r->win = e->win, r->base = e->base, r->bytes = e->bufsize * (uint64_t)e->nbuf;
+    e->topo = r->topo; /* the tier choice reads it */
+    if (tagg_engine_tier_setup(f, e) < 0) {
+        e->topo = NULL;
+        res_free(r);
+        return NULL;
+    }
+    r->buf  = e->buf, r->tier = e->tier;
+    memcpy(r->tier_text, e->tier_text, sizeof r->tier_text);
     return r;
 }
 
@@ -177,17 +177,21 @@ int tagg_engine_ready(tagg_file_t *f, tagg_engine_t *e)
     MPI_Comm_compare(f->comm, MPI_COMM_WORLD, &world);
     world = world == MPI_IDENT || world == MPI_CONGRUENT;
     /* what this rank's cache says: hit, or free to be replaced */
-    int hit = world && res_matches(world_res, f, e), has = world_res != NULL, busy = has && world_res->users > 0;
+    char *key = res_key(f, e);
+    int   hit = world && key && world_res && strcmp(world_res->key, key) == 0;
+    int   has = world_res != NULL, busy = has && world_res->users > 0;
     int in[6] = {hit, -hit, has, -has, busy, -busy}, out[6];
     int code  = MPI_Allreduce(in, out, 6, MPI_INT, MPI_MIN, f->comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (engine resources)", code);
+        free(key);
         return -1;
     }
     int same = out[0] == -out[1] && out[2] == -out[3] && out[4] == -out[5];
     res_t *r = NULL;
     if (same && hit) {
         r = world_res;
+        free(key);
         if (e->topo) /* loaded at open; the cached one is the same file */
             tagg_topology_free(e->topo);
     }
@@ -197,7 +201,7 @@ int tagg_engine_ready(tagg_file_t *f, tagg_engine_t *e)
             res_free(world_res);
             world_res = NULL;
         }
-        if (!(r = res_make(f, e)))
+        if (!(r = res_make(f, e, key)))
             return -1;
         if (cache) {
             if (world_keyval == MPI_KEYVAL_INVALID &&
@@ -211,7 +215,8 @@ int tagg_engine_ready(tagg_file_t *f, tagg_engine_t *e)
         }
     }
     r->users++;
-    e->res = r, e->topo = r->topo, e->win = r->win, e->base = r->base;
+    e->res = r, e->topo = r->topo, e->buf = r->buf, e->win = r->buf.win, e->base = r->buf.base, e->tier = r->tier;
+    memcpy(e->tier_text, r->tier_text, sizeof e->tier_text);
     return 0;
 }
 
@@ -236,9 +241,19 @@ static int tapioca_open(tagg_file_t *f)
         return -1;
     }
     e->win     = MPI_WIN_NULL;
+    e->buf.win = MPI_WIN_NULL;
     e->bufsize = (uint64_t)f->cfg.buffer_size;
     e->nbuf    = f->cfg.buffers;
-    tagg_tiers_default(&e->tiers);
+    if (f->cfg.tiers && *f->cfg.tiers) { /* measured figures (tagg-calibrate) */
+        tagg_err_t err;
+        if (tagg_tiers_load(f->cfg.tiers, &e->tiers, &err) < 0) {
+            TAGG_ERR(TAGG_E_CONFIG, "tiers: %s", err.msg);
+            free(e);
+            return -1;
+        }
+    }
+    else
+        tagg_tiers_default(&e->tiers);
     tagg_model_opts_default(&e->opts);
     e->opts.n_buff   = e->nbuf;
     e->opts.s_buff   = e->bufsize;
@@ -317,7 +332,14 @@ static int tapioca_read(tagg_file_t *f, const tagg_extents_t *x, bool collective
     return move(f, x, collective, TAGG_READ);
 }
 
+static void tapioca_describe(const tagg_file_t *f, char *buf, size_t len)
+{
+    const tagg_engine_t *e = f->backend;
+    snprintf(buf, len, "%s", e ? e->tier_text : "");
+}
+
 const tagg_backend_ops_t tagg_backend_tapioca = {
+    .describe = tapioca_describe,
     .name  = "tapioca",
     .open  = tapioca_open,
     .close = tapioca_close,

@@ -13,6 +13,8 @@ const char *const tagg_backend_names[]  = {"tapioca", "mpiio", NULL};
 const char *const tagg_strategy_names[] = {"memory-aware", "topo-aware",     "shortest",
                                            "longest",      "first-per-node", "random", NULL};
 const char *const tagg_layout_names[]   = {"shared", "subfiles", NULL};
+const char *const tagg_aggr_tier_names[] = {"auto", "dram", "hbm", "nvr", "test", NULL};
+const char *const tagg_persistency_names[] = {"none", "job", NULL};
 
 typedef enum { K_BOOL, K_INT, K_SIZE, K_ENUM, K_STR } kind_t;
 

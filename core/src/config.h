@@ -26,6 +26,14 @@
 #define TAGG_ENV_THROTTLE "TAGG_THROTTLE"
 #define TAGG_ENV_TOPOLOGY "TAGG_TOPOLOGY"
 #define TAGG_ENV_SUBFILES "TAGG_SUBFILES"
+#define TAGG_ENV_AGGR_TIER "TAGG_AGGR_TIER"
+#define TAGG_ENV_PERSISTENCY "TAGG_PERSISTENCY"
+#define TAGG_ENV_TIERS "TAGG_TIERS"
+#define TAGG_ENV_NVR_DIR "TAGG_NVR_DIR"
+#define TAGG_ENV_HBM_CAPACITY "TAGG_HBM_CAPACITY"
+#define TAGG_ENV_DRAM_CAPACITY "TAGG_DRAM_CAPACITY"
+#define TAGG_ENV_NVR_CAPACITY "TAGG_NVR_CAPACITY"
+#define TAGG_ENV_HBM_EMULATE "TAGG_HBM_EMULATE"
 
 /* Raw-data paths (the io backend registry in io.c). */
 typedef enum { TAGG_BACKEND_TAPIOCA = 0, TAGG_BACKEND_MPIIO, TAGG_BACKEND_COUNT_ } tagg_backend_t;
@@ -40,6 +48,20 @@ typedef enum {
     TAGG_STRATEGY_RANDOM,
     TAGG_STRATEGY_COUNT_
 } tagg_strategy_kind_t;
+
+/* Aggregation tier (MA-TAPIOCA_AGGRTIER): auto = the cost model chooses; the
+ * others force one tier of the registry in tier.c. Same order as the names. */
+typedef enum {
+    TAGG_AGGR_TIER_AUTO = 0,
+    TAGG_AGGR_TIER_DRAM,
+    TAGG_AGGR_TIER_HBM,
+    TAGG_AGGR_TIER_NVR,
+    TAGG_AGGR_TIER_TEST,
+    TAGG_AGGR_TIER_COUNT_
+} tagg_aggr_tier_t;
+
+/* Required persistency of the aggregated data (MA-TAPIOCA_PERSISTENCY). */
+typedef enum { TAGG_PERSISTENCY_NONE = 0, TAGG_PERSISTENCY_JOB, TAGG_PERSISTENCY_COUNT_ } tagg_persistency_t;
 
 /* Layouts of the data on storage. */
 typedef enum { TAGG_LAYOUT_SHARED = 0, TAGG_LAYOUT_SUBFILES = 1, TAGG_LAYOUT_COUNT_ } tagg_layout_t;
@@ -68,6 +90,28 @@ typedef enum { TAGG_LAYOUT_SHARED = 0, TAGG_LAYOUT_SUBFILES = 1, TAGG_LAYOUT_COU
       "at most this many aggregators on one node (stepwise aggregation); 0 = no limit")                 \
     X(topology, STR, char *, TAGG_ENV_TOPOLOGY, "", 0, 0, NULL,                                           \
       "topology file (model/README.md) mapping ranks to nodes; empty = the real machine's node split") \
+    X(aggr_tier, ENUM, int, TAGG_ENV_AGGR_TIER, "auto", 0, 0, tagg_aggr_tier_names,                       \
+      "memory tier of the aggregation buffers (MA-TAPIOCA_AGGRTIER): auto = the cost model's choice per "  \
+      "node (Cost_A + Cost_T under the capacity and persistency rules); dram, hbm, nvr force a tier (an "  \
+      "unavailable or full forced tier is an error, no fallback); test = the fault-injection tier of the " \
+      "tests")                                                                                             \
+    X(persistency, ENUM, int, TAGG_ENV_PERSISTENCY, "none", 0, 0, tagg_persistency_names,                 \
+      "persistency the aggregation tier must offer (MA-TAPIOCA_PERSISTENCY): none, or job = data kept for " \
+      "the job's lifetime (only NVR qualifies)")                                                         \
+    X(tiers, STR, char *, TAGG_ENV_TIERS, "", 0, 0, NULL,                                                 \
+      "tier file (model/README.md format, written by `tagg-calibrate`) with the latency and bandwidth "     \
+      "of each tier; empty = the model's built-in table. Capacities in it are upper bounds")             \
+    X(nvr_dir, STR, char *, TAGG_ENV_NVR_DIR, "", 0, 0, NULL,                                             \
+      "node-local directory of the NVR tier (files mapped into memory); empty = `$TMPDIR`, else `/tmp`")  \
+    X(hbm_capacity, SIZE, int64_t, TAGG_ENV_HBM_CAPACITY, "0", 0, 1LL << 60, NULL,                        \
+      "cap on the HBM capacity the model may use per node; 0 = what memkind reports")                     \
+    X(dram_capacity, SIZE, int64_t, TAGG_ENV_DRAM_CAPACITY, "0", 0, 1LL << 60, NULL,                      \
+      "cap on the DRAM capacity the model may use per node; 0 = the node's available memory (MemAvailable)") \
+    X(nvr_capacity, SIZE, int64_t, TAGG_ENV_NVR_CAPACITY, "0", 0, 1LL << 60, NULL,                        \
+      "cap on the NVR capacity the model may use per node; 0 = the free space of `nvr_dir`")              \
+    X(hbm_emulate, BOOL, int, TAGG_ENV_HBM_EMULATE, "0", 0, 1, NULL,                                      \
+      "testing only: on a machine without high-bandwidth memory, the HBM tier allocates ordinary memory "  \
+      "(memkind's default kind) and reports itself as emulated HBM")                                     \
     X(layout, ENUM, int, NULL, "shared", 0, 0, tagg_layout_names,                                        \
       "storage layout: shared = one HDF5 file; subfiles = the address space striped round-robin over "     \
       "several files beside a small index file `<path>` (read back through tagg with any number of ranks, " \
@@ -85,6 +129,8 @@ typedef enum { TAGG_LAYOUT_SHARED = 0, TAGG_LAYOUT_SUBFILES = 1, TAGG_LAYOUT_COU
 extern const char *const tagg_backend_names[];
 extern const char *const tagg_strategy_names[];
 extern const char *const tagg_layout_names[];
+extern const char *const tagg_aggr_tier_names[];
+extern const char *const tagg_persistency_names[];
 
 typedef struct tagg_config {
 #define TAGG_CONFIG_FIELD_(name, kind, ctype, env, def, lo, hi, names, help) ctype name;

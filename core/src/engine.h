@@ -10,12 +10,13 @@
  *   engine_move.c   pipelined rounds: producers MPI_Put (write) or MPI_Get (read)
  *                   round k+1 while aggregators write or read round k;
  *   backend_tapioca.c  the backend ops table, the machine description and the
- *                   aggregation buffers (behind tagg_engine_buffers_*, so that a
- *                   memory tier can provide them). */
+ *                   aggregation buffers, in the memory tier the model picks per
+ *                   node (tier.h, engine_tier.c). */
 #ifndef TAGG_ENGINE_H
 #define TAGG_ENGINE_H
 
 #include "io.h"
+#include "tier.h"
 
 #include <tagg/model.h>
 #include <tagg/tiers.h>
@@ -34,8 +35,11 @@ typedef struct tagg_engine {
     int               cost_based; /* election by MINLOC over Cost_A + Cost_T */
     uint64_t          bufsize;   /* one round */
     int               nbuf;
-    MPI_Win           win;       /* nbuf x bufsize bytes on every rank */
-    char             *base;
+    MPI_Win           win;       /* nbuf x bufsize bytes on every rank (buf.win) */
+    char             *base;      /* this rank's part (buf.base) */
+    tagg_tier_buf_t   buf;       /* the memory tier holding them (tier.h) */
+    int               tier;      /* its index in `tiers` (cost of this rank's candidacy) */
+    char              tier_text[96]; /* for the summary: "tier=DRAM ..." */
 } tagg_engine_t;
 
 /* One piece of a rank's request: part of one extent inside one round of one domain. */
@@ -73,6 +77,12 @@ void tagg_engine_pin_library(void);
  * an error pushed (every rank agrees). */
 int  tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, tagg_call_t *c);
 void tagg_engine_call_free(tagg_call_t *c);
+
+/* engine_tier.c. Collective: chooses the tier of this node's buffers (forced
+ * by aggr_tier, or the model's choice under capacity and persistency, falling
+ * back to the next tier when a tier runs out of space) and allocates them.
+ * Returns 0, or -1 on every rank with an error pushed. */
+int tagg_engine_tier_setup(tagg_file_t *f, tagg_engine_t *e);
 
 /* engine_move.c. Collective. Returns 0 or -1 (local; the caller agrees). */
 int tagg_engine_write(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c);

@@ -20,6 +20,11 @@
  * own, so at most t aggregators touch the file system at once. The waits form
  * chains that never loop back, so they cannot deadlock.
  *
+ * Transfers and their completion go through the memory tier's memWrite /
+ * memRead / memFlush (tier.h; one-sided operations on the window whatever the
+ * tier); the aggregator moves its own buffer to and from the store through the
+ * window's local pointer (for NVR, the mapped file).
+ *
  * Nothing here assumes the calling thread: the round loop only uses the call
  * plan, the window and the store. */
 #include "engine.h"
@@ -73,12 +78,11 @@ static int transfers(tagg_engine_t *e, const tagg_call_t *c, int k, tagg_dir_t d
     for (; i < c->npieces && c->pieces[i].round == k; i++) {
         const tagg_piece_t *p   = &c->pieces[i];
         uint64_t            rlo = c->lo + (uint64_t)p->domain * c->dsize + (uint64_t)k * e->bufsize;
-        MPI_Aint            disp = (MPI_Aint)((uint64_t)(k % e->nbuf) * e->bufsize + (p->off - rlo));
-        int code = dir == TAGG_WRITE
-                       ? MPI_Put(p->mem, (int)p->len, MPI_BYTE, c->aggr[p->domain], disp, (int)p->len, MPI_BYTE, e->win)
-                       : MPI_Get(p->mem, (int)p->len, MPI_BYTE, c->aggr[p->domain], disp, (int)p->len, MPI_BYTE, e->win);
-        if (code != MPI_SUCCESS) {
-            TAGG_ERR_MPI(dir == TAGG_WRITE ? "MPI_Put" : "MPI_Get", code);
+        size_t              disp = (size_t)((uint64_t)(k % e->nbuf) * e->bufsize + (p->off - rlo));
+        /* memWrite / memRead of the tier layer (one-sided, into the aggregator's tier) */
+        int rc = dir == TAGG_WRITE ? e->buf.ops->write(&e->buf, p->mem, (size_t)p->len, disp, c->aggr[p->domain])
+                                   : e->buf.ops->read(&e->buf, p->mem, (size_t)p->len, disp, c->aggr[p->domain]);
+        if (rc < 0) {
             *pos = i;
             return -1;
         }
@@ -97,11 +101,11 @@ static int transfers(tagg_engine_t *e, const tagg_call_t *c, int k, tagg_dir_t d
  * 30-line reproducer; 0 with per-target flush, 0 with MPI_Accumulate). */
 static int round_sync(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c)
 {
-    int code = MPI_SUCCESS;
-    for (int d = 0; d < c->ndom && code == MPI_SUCCESS; d++)
-        code = MPI_Win_flush(c->aggr[d], e->win);
-    if (code == MPI_SUCCESS)
-        code = MPI_Win_sync(e->win);
+    int rc = 0, code;
+    for (int d = 0; d < c->ndom; d++) /* memFlush towards each aggregator; the barrier still follows */
+        if (e->buf.ops->flush(&e->buf, c->aggr[d]) < 0)
+            rc = -1;
+    code = MPI_Win_sync(e->win);
     if (code == MPI_SUCCESS)
         code = MPI_Barrier(f->comm);
     if (code == MPI_SUCCESS)
@@ -110,7 +114,7 @@ static int round_sync(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c)
         TAGG_ERR_MPI("round synchronisation", code);
         return -1;
     }
-    return 0;
+    return rc;
 }
 
 static int epoch(tagg_engine_t *e, int open)

@@ -90,7 +90,7 @@ static int elect_by_cost(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const
         tagg_err_t  err;
         size_t      np = producers(M, P, nd, d, prod);
         if (failed == 0 &&
-            tagg_candidate_cost(e->topo, &e->tiers, prod, np, f->rank, e->tiers.source, &e->opts, &cost, &err) < 0) {
+            tagg_candidate_cost(e->topo, &e->tiers, prod, np, f->rank, e->tier, &e->opts, &cost, &err) < 0) {
             TAGG_ERR(TAGG_E_CONFIG, "cost model: %s", err.msg);
             failed = -1;
         }

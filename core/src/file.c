@@ -82,17 +82,22 @@ static void stats_reduce(const tagg_file_t *f, tagg_stats_t *total)
 int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, size_t len)
 {
     const char *slash = strrchr(f->path, '/');
+    char        extra[160] = "";
+    if (f->ops->describe) {
+        extra[0] = ' ';
+        f->ops->describe(f, extra + 1, sizeof extra - 1);
+    }
     return snprintf(buf, len,
                     "tagg: file=%s driver=tagg layout=%s backend=%s ranks=%d "
                     "raw_write_bytes=%llu raw_write_calls=%llu raw_read_bytes=%llu raw_read_calls=%llu "
                     "md_write_bytes=%llu md_read_bytes=%llu coll_write_calls=%llu coll_read_calls=%llu "
-                    "write_extents=%llu read_extents=%llu",
+                    "write_extents=%llu read_extents=%llu%s",
                     slash ? slash + 1 : f->path, tagg_layout_names[f->cfg.layout], f->ops->name, f->size,
                     (unsigned long long)t->bytes[TAGG_WRITE][TAGG_RAW], (unsigned long long)t->calls[TAGG_WRITE][TAGG_RAW],
                     (unsigned long long)t->bytes[TAGG_READ][TAGG_RAW], (unsigned long long)t->calls[TAGG_READ][TAGG_RAW],
                     (unsigned long long)t->bytes[TAGG_WRITE][TAGG_META], (unsigned long long)t->bytes[TAGG_READ][TAGG_META],
                     (unsigned long long)t->coll_calls[TAGG_WRITE], (unsigned long long)t->coll_calls[TAGG_READ],
-                    (unsigned long long)t->extents[TAGG_WRITE], (unsigned long long)t->extents[TAGG_READ]);
+                    (unsigned long long)t->extents[TAGG_WRITE], (unsigned long long)t->extents[TAGG_READ], extra);
 }
 
 static void file_free(tagg_file_t *f)

@@ -37,6 +37,8 @@ typedef struct tagg_backend_ops {
     int (*close)(tagg_file_t *f);
     int (*write)(tagg_file_t *f, const tagg_extents_t *x, bool collective);
     int (*read)(tagg_file_t *f, const tagg_extents_t *x, bool collective);
+    /* Optional: extra "key=value ..." fields for the per-file summary. */
+    void (*describe)(const tagg_file_t *f, char *buf, size_t len);
 } tagg_backend_ops_t;
 
 struct tagg_file {

@@ -19,7 +19,9 @@ typedef struct {
 } config_case_t;
 
 #define ENGINE "aggregators=0;buffer_size=4194304;buffers=2;block=1048576;strategy=memory-aware;throttle=0;" \
-               "aggr_per_node=0;topology=;"
+               "aggr_per_node=0;topology=;" TIERS_DEF
+#define TIERS_DEF "aggr_tier=auto;persistency=none;tiers=;nvr_dir=;hbm_capacity=0;dram_capacity=0;nvr_capacity=0;" \
+                  "hbm_emulate=0;"
 #define SF_DEF "stripe_size=4194304;subfiles=0"
 #define DEF_TAIL ENGINE "layout=shared;" SF_DEF ";fsync=0"
 static const config_case_t cases[] = {
@@ -32,7 +34,8 @@ static const config_case_t cases[] = {
     {NULL, "summary=/tmp/x.log", "verbose=0;summary=/tmp/x.log;backend=tapioca;" DEF_TAIL, NULL},
     {NULL, "fsync=off;fsync=on", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";fsync=1", NULL},
     {NULL, "bogus=1", NULL, "unknown key 'bogus' (valid keys: verbose, summary, backend, aggregators, buffer_size, buffers, block, "
-                          "strategy, throttle, aggr_per_node, topology, layout, stripe_size, subfiles, fsync)"},
+                          "strategy, throttle, aggr_per_node, topology, aggr_tier, persistency, tiers, nvr_dir, hbm_capacity, "
+                          "dram_capacity, nvr_capacity, hbm_emulate, layout, stripe_size, subfiles, fsync)"},
     {NULL, "verbose=9", NULL, "key 'verbose': 9 is out of range [0, 2]"},
     {NULL, "verbose=-1", NULL, "out of range"},
     {NULL, "verbose=two", NULL, "key 'verbose': 'two' is not a whole number"},
@@ -57,12 +60,25 @@ static const config_case_t cases[] = {
     {"verbose=7;", NULL, NULL, "[from the TAGG_* environment]"},
     {NULL, "backend=mpiio;aggregators=3;buffer_size=64K;buffers=3;block=4K;strategy=longest;throttle=1;aggr_per_node=2",
      "verbose=0;summary=;backend=mpiio;aggregators=3;buffer_size=65536;buffers=3;block=4096;strategy=longest;"
-     "throttle=1;aggr_per_node=2;topology=;layout=shared;" SF_DEF ";fsync=0",
+     "throttle=1;aggr_per_node=2;topology=;" TIERS_DEF "layout=shared;" SF_DEF ";fsync=0",
      NULL},
     {NULL, "buffer_size=1K", NULL, "key 'buffer_size': 1024 is out of range [4096, 1073741824]"},
     {NULL, "buffer_size=2G", NULL, "out of range"},
     {NULL, "buffer_size=4Q", NULL, "is not a size (a whole number with an optional K, M, G or T suffix)"},
     {NULL, "buffers=1", NULL, "key 'buffers': 1 is out of range [2, 16]"},
+    /* tiers (issue 5) */
+    {NULL, "aggr_tier=nvr;persistency=job;nvr_dir=/scratch/x;hbm_capacity=32M;dram_capacity=1G;nvr_capacity=2T;hbm_emulate=1",
+     "verbose=0;summary=;backend=tapioca;aggregators=0;buffer_size=4194304;buffers=2;block=1048576;strategy=memory-aware;"
+     "throttle=0;aggr_per_node=0;topology=;aggr_tier=nvr;persistency=job;tiers=;nvr_dir=/scratch/x;hbm_capacity=33554432;"
+     "dram_capacity=1073741824;nvr_capacity=2199023255552;hbm_emulate=1;layout=shared;" SF_DEF ";fsync=0",
+     NULL},
+    {"aggr_tier=hbm;", "aggr_tier=auto", "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL},
+    {NULL, "aggr_tier=ssd", NULL, "key 'aggr_tier': unknown value 'ssd' (valid: auto, dram, hbm, nvr, test)"},
+    {NULL, "persistency=forever", NULL, "key 'persistency': unknown value 'forever' (valid: none, job)"},
+    {NULL, "hbm_capacity=-1", NULL, "key 'hbm_capacity': -1 is out of range"},
+    {NULL, "dram_capacity=lots", NULL, "key 'dram_capacity': 'lots' is not a whole number"},
+    {NULL, "nvr_capacity=2000P", NULL, "'2000P' is not a size"},
+    {NULL, "hbm_emulate=perhaps", NULL, "not a boolean"},
     {NULL, "strategy=greedy", NULL,
      "unknown value 'greedy' (valid: memory-aware, topo-aware, shortest, longest, first-per-node, random)"},
 };
@@ -73,7 +89,7 @@ static void test_cases(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const config_case_t *c = &cases[i];
         tagg_config_t        cfg;
-        char                 err[512] = "", out[512];
+        char                 err[1024] = "", out[1024];
         int                  rc       = tagg_config_build(&cfg, c->env, c->str, err, sizeof err);
         if (c->want) {
             if (rc != 0)
@@ -113,16 +129,22 @@ static void test_env_string(void **state)
     setenv("TAGG_CONFIG", "fsync=1", 1);
     setenv("TAGG_SUBFILES", "4", 1);
     unsetenv("TAGG_SUMMARY");
+    setenv("TAGG_AGGR_TIER", "nvr", 1);
+    setenv("TAGG_NVR_DIR", "/local", 1);
     char *s = tagg_config_env_string();
     assert_non_null(s);
-    assert_string_equal(s, "verbose=2;subfiles=4;fsync=1;");
+    assert_string_equal(s, "verbose=2;aggr_tier=nvr;nvr_dir=/local;subfiles=4;fsync=1;");
     tagg_config_t cfg;
     char          err[256];
     assert_int_equal(tagg_config_build(&cfg, s, NULL, err, sizeof err), 0);
     assert_int_equal(cfg.verbose, 2);
     assert_int_equal(cfg.fsync, 1);
     assert_int_equal(cfg.subfiles, 4);
+    assert_int_equal(cfg.aggr_tier, TAGG_AGGR_TIER_NVR);
+    assert_string_equal(cfg.nvr_dir, "/local");
     tagg_config_clear(&cfg);
+    unsetenv("TAGG_AGGR_TIER");
+    unsetenv("TAGG_NVR_DIR");
     free(s);
     unsetenv("TAGG_SUBFILES");
     unsetenv("TAGG_VERBOSE");
@@ -168,6 +190,10 @@ static void test_readme_table(void **state)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "--doc")) { /* regenerates the README table: test_config --doc */
+        tagg_config_doc(stdout);
+        return 0;
+    }
     readme_path = argc > 1 ? argv[1] : "README.md";
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases),

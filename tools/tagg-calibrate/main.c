@@ -1,0 +1,452 @@
+/* tagg-calibrate: measures this machine's memory tiers and MPI, and writes a
+ * tier file (model/README.md format) that the cost model and the engine read
+ * (`tiers=<file>` / TAGG_TIERS), so the model runs on measured figures rather
+ * than vendor sheets (MA-TAPIOCA memLatency / memBandwidth, seed 002 section 3.1).
+ *
+ *   mpiexec -n 2 tagg-calibrate [-o FILE] [--quick] [--nvr-dir DIR] [--target-dir DIR]
+ *
+ * Rank 0 measures, through the tier layer of core/ (tier.h), each available
+ * tier: DRAM and HBM (memcpy bandwidth into the tier's memory, latency by a
+ * dependent pointer chase over a buffer larger than the caches), NVR (the tier
+ * as tagg uses it: a file in the NVR directory mapped into memory, bandwidth =
+ * copy + msync, latency = one store + msync of one page), and the target file
+ * system (write + fsync bandwidth, latency of a 4 KiB write + fdatasync). With
+ * two ranks or more, a ping-pong between rank 0 and a rank of the same node
+ * (intra-node) and of another node (inter-node) gives the MPI figures. Capacities
+ * are what the node has left (tier ops). Unavailable tiers are left out, with
+ * the reason. Progress goes to stderr; the default run takes well under a minute. */
+#include "config.h"
+#include "tier.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/statvfs.h>
+#include <tagg/model.h>
+#include <tagg/tiers.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *out, *nvr_dir, *target_dir;
+    int         quick;
+    size_t      mem_size, file_size; /* bytes moved per bandwidth sample */
+    int         reps;
+} opts_t;
+
+static int    rank_, size_;
+static double t_start;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void progress(const char *fmt, ...)
+{
+    if (rank_ != 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tagg-calibrate [%5.1f s] ", now() - t_start);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+/* Best-of-reps copy bandwidth into dst (size bytes). */
+static double copy_bandwidth(char *dst, const char *src, size_t size, int reps, int (*after)(void *), void *arg)
+{
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        memcpy(dst, src, size);
+        if (after && after(arg) < 0)
+            return -1;
+        double t = now() - t0;
+        if (t < best)
+            best = t;
+    }
+    return (double)size / best;
+}
+
+/* Dependent loads over a random cycle of cache lines: seconds per access. */
+static double chase_latency(char *mem, size_t size, long steps)
+{
+    size_t  line = 64, n = size / line;
+    size_t *perm = malloc(n * sizeof *perm);
+    if (!perm || n < 2) {
+        free(perm);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    uint64_t s = 88172645463325252ULL;
+    for (size_t i = n - 1; i > 0; i--) { /* Fisher-Yates with xorshift */
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        size_t j = (size_t)(s % (i + 1)), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+    for (size_t i = 0; i < n; i++)
+        *(void **)(mem + perm[i] * line) = mem + perm[(i + 1) % n] * line;
+    free(perm);
+    void  **p  = (void **)(mem + 0);
+    double  t0 = now();
+    for (long i = 0; i < steps; i++)
+        p = (void **)*p;
+    double t = now() - t0;
+    if (p == NULL) /* keeps the chase */
+        fprintf(stderr, " ");
+    return t / (double)steps;
+}
+
+static int msync_all(void *arg)
+{
+    tagg_tier_buf_t *b = arg;
+    return b->ops->persist(b);
+}
+
+/* One memory tier through its ops. Returns 0 (measured), 1 (unavailable), -1 error. */
+static int measure_memory(const tagg_tier_ops_t *ops, const tagg_config_t *cfg, const opts_t *o, tagg_tier_t *t,
+                          char *why, size_t wlen)
+{
+    tagg_tier_buf_t b;
+    int             enospc = 0;
+    memset(&b, 0, sizeof b);
+    b.ops  = ops;
+    b.size = o->mem_size;
+    if (!ops->available(cfg, why, wlen))
+        return 1;
+    if (ops->mem_alloc(&b, cfg, o->mem_size, &enospc) < 0) {
+        snprintf(why, wlen, "cannot allocate %zu bytes in the tier", o->mem_size);
+        return 1;
+    }
+    int   own = b.base == NULL; /* DRAM: MPI would allocate; here plain memory */
+    char *mem = own ? malloc(o->mem_size) : b.base, *src = malloc(o->mem_size);
+    if (!mem || !src) {
+        free(src);
+        if (own)
+            free(mem);
+        else
+            ops->mem_free(&b);
+        snprintf(why, wlen, "out of memory");
+        return -1;
+    }
+    memset(src, 1, o->mem_size);
+    memset(mem, 0, o->mem_size);
+    b.base = mem;
+    int persistent = ops->kind == TAGG_TIER_NVR;
+    t->bandwidth   = copy_bandwidth(mem, src, o->mem_size, o->reps, persistent ? msync_all : NULL, &b);
+    if (persistent) { /* one store + msync of its page */
+        long   n = o->quick ? 32 : 128, page = sysconf(_SC_PAGESIZE);
+        double t0 = now();
+        for (long i = 0; i < n; i++) {
+            char *p = mem + ((size_t)i * (size_t)page) % o->mem_size;
+            *p      = (char)i;
+            msync(p, (size_t)page, MS_SYNC);
+        }
+        t->latency = (now() - t0) / (double)n;
+    }
+    else
+        t->latency = chase_latency(mem, o->mem_size, o->quick ? 1L << 19 : 1L << 21);
+    t->capacity = ops->capacity(cfg);
+    free(src);
+    if (own)
+        free(mem);
+    else
+        ops->mem_free(&b);
+    snprintf(t->name, sizeof t->name, "%s", ops->name);
+    t->kind        = ops->kind;
+    t->persistency = ops->persistency();
+    return t->bandwidth > 0 && t->latency >= 0 ? 0 : -1;
+}
+
+/* The target file system: write + fsync, and small write + fdatasync. */
+static int measure_target(const opts_t *o, tagg_tier_t *t, char *why, size_t wlen)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tagg-calibrate-%ld.tmp", o->target_dir, (long)getpid());
+    int   fd  = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    char *buf = malloc(4 << 20);
+    if (fd < 0 || !buf) {
+        snprintf(why, wlen, "cannot write in %s: %s", o->target_dir, strerror(errno));
+        free(buf);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    memset(buf, 7, 4 << 20);
+    double best = 1e30;
+    for (int r = 0; r < (o->quick ? 1 : 2); r++) {
+        double t0 = now();
+        for (size_t done = 0; done < o->file_size; done += 4 << 20)
+            if (pwrite(fd, buf, 4 << 20, (off_t)done) != 4 << 20)
+                best = -1;
+        fsync(fd);
+        double dt = now() - t0;
+        if (best > 0 && dt < best)
+            best = dt;
+    }
+    long   n  = o->quick ? 16 : 64;
+    double t0 = now();
+    for (long i = 0; i < n; i++) {
+        if (pwrite(fd, buf, 4096, (off_t)(i * 4096)) != 4096)
+            best = -1;
+        fdatasync(fd);
+    }
+    t->latency = (now() - t0) / (double)n;
+    close(fd);
+    unlink(path);
+    free(buf);
+    if (best <= 0) {
+        snprintf(why, wlen, "writing in %s failed", o->target_dir);
+        return -1;
+    }
+    struct statvfs s;
+    t->bandwidth   = (double)o->file_size / best;
+    t->capacity    = statvfs(o->target_dir, &s) == 0 ? (uint64_t)s.f_bavail * s.f_frsize : 0;
+    t->kind        = TAGG_TIER_PFS;
+    t->persistency = TAGG_PERSIST_PERMANENT;
+    snprintf(t->name, sizeof t->name, "FS");
+    return 0;
+}
+
+/* Ping-pong between rank 0 and `peer` (all ranks call). */
+static void pingpong(int peer, int quick, double *lat, double *bw)
+{
+    int    big = 4 << 20, nlat = quick ? 200 : 2000, nbw = quick ? 5 : 20;
+    char  *buf = calloc(1, (size_t)big);
+    double t0;
+    *lat = *bw = 0;
+    if (rank_ == 0 || rank_ == peer) {
+        int other = rank_ == 0 ? peer : 0;
+        for (int pass = 0; pass < 2; pass++) {
+            int n = pass ? nbw : nlat, len = pass ? big : 8;
+            MPI_Barrier(MPI_COMM_SELF);
+            t0 = MPI_Wtime();
+            for (int i = 0; i < n; i++) {
+                if (rank_ == 0) {
+                    MPI_Send(buf, len, MPI_BYTE, other, 1, MPI_COMM_WORLD);
+                    MPI_Recv(buf, len, MPI_BYTE, other, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                }
+                else {
+                    MPI_Recv(buf, len, MPI_BYTE, other, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, len, MPI_BYTE, other, 1, MPI_COMM_WORLD);
+                }
+            }
+            double dt = MPI_Wtime() - t0;
+            if (pass)
+                *bw = 2.0 * n * (double)big / dt;
+            else
+                *lat = dt / (2.0 * n);
+        }
+    }
+    free(buf);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void usage(void)
+{
+    printf("usage: mpiexec -n N tagg-calibrate [options]\n"
+           "  -o FILE            tier file to write (default tagg.tiers); use it with tiers=FILE or TAGG_TIERS\n"
+           "  --quick            small samples (a few seconds), for tests\n"
+           "  --nvr-dir DIR      NVR directory (default: TAGG_NVR_DIR, else $TMPDIR, else /tmp)\n"
+           "  --target-dir DIR   a directory on the destination file system (default .)\n"
+           "  --hbm-emulate      measure ordinary memory as emulated HBM (tests only)\n"
+           "With 2+ ranks, MPI intra-node (and inter-node, when the ranks span nodes) latency and\n"
+           "bandwidth are measured by ping-pong and written as comments. Exit: 0 ok, 1 failure, 2 usage.\n");
+}
+
+int main(int argc, char **argv)
+{
+    opts_t        o = {"tagg.tiers", NULL, ".", 0, 64u << 20, 256u << 20, 3};
+    tagg_config_t cfg;
+    int           bad = 0, emulate = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    t_start = now();
+    for (int i = 1; i < argc && !bad; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            o.quick = 1;
+        else if (!strcmp(argv[i], "--hbm-emulate"))
+            emulate = 1;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            bad = 3;
+        else if (i + 1 < argc && !strcmp(argv[i], "-o"))
+            o.out = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--nvr-dir"))
+            o.nvr_dir = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--target-dir"))
+            o.target_dir = argv[++i];
+        else {
+            if (rank_ == 0)
+                fprintf(stderr, "tagg-calibrate: unknown or incomplete option '%s' (see --help)\n", argv[i]);
+            bad = 2;
+        }
+    }
+    if (bad) {
+        if (bad == 3 && rank_ == 0)
+            usage();
+        MPI_Finalize();
+        return bad == 3 ? 0 : 2;
+    }
+    if (o.quick)
+        o.mem_size = 16u << 20, o.file_size = 32u << 20, o.reps = 2;
+    char *env = tagg_config_env_string(), err[512];
+    if (tagg_config_build(&cfg, env, NULL, err, sizeof err) < 0) {
+        if (rank_ == 0)
+            fprintf(stderr, "tagg-calibrate: %s\n", err);
+        free(env);
+        MPI_Finalize();
+        return 2;
+    }
+    free(env);
+    if (o.nvr_dir) {
+        free(cfg.nvr_dir);
+        cfg.nvr_dir = strdup(o.nvr_dir);
+    }
+    cfg.hbm_emulate = emulate;
+
+    tagg_tiers_t tiers;
+    memset(&tiers, 0, sizeof tiers);
+    int rc = 0;
+    if (rank_ == 0) {
+        const tagg_tier_ops_t *mem[] = {&tagg_tier_hbm, &tagg_tier_dram, &tagg_tier_nvr};
+        for (int i = 0; i < 3 && rc == 0; i++) {
+            char        why[256] = "";
+            tagg_tier_t t;
+            memset(&t, 0, sizeof t);
+            progress("tier %s: measuring%s", mem[i]->name,
+                     mem[i]->kind == TAGG_TIER_NVR ? " (mapped file in the NVR directory)" : "");
+            int r = measure_memory(mem[i], &cfg, &o, &t, why, sizeof why);
+            if (r == 1)
+                progress("tier %s: unavailable: %s", mem[i]->name, why);
+            else if (r < 0) {
+                progress("tier %s: FAILED: %s", mem[i]->name, why);
+                rc = -1;
+            }
+            else {
+                progress("tier %s: latency %.3g s, bandwidth %.3g GB/s, capacity %.3g GB", t.name, t.latency,
+                         t.bandwidth / 1e9, (double)t.capacity / 1e9);
+                if (t.kind == TAGG_TIER_DRAM)
+                    tiers.source = tiers.ntiers;
+                tiers.tier[tiers.ntiers++] = t;
+            }
+        }
+        if (rc == 0) {
+            char        why[256] = "";
+            tagg_tier_t t;
+            memset(&t, 0, sizeof t);
+            progress("target file system (%s): measuring write + fsync", o.target_dir);
+            if (measure_target(&o, &t, why, sizeof why) < 0) {
+                progress("target: FAILED: %s", why);
+                rc = -1;
+            }
+            else {
+                progress("target FS: latency %.3g s, bandwidth %.3g GB/s", t.latency, t.bandwidth / 1e9);
+                tiers.target               = tiers.ntiers;
+                tiers.tier[tiers.ntiers++] = t;
+            }
+        }
+    }
+    /* MPI: a rank on rank 0's node, a rank on another node */
+    int node_of0 = 0, mynode, intra = -1, inter = -1;
+    {
+        char host[MPI_MAX_PROCESSOR_NAME] = "", host0[MPI_MAX_PROCESSOR_NAME] = "";
+        int  len;
+        MPI_Get_processor_name(host, &len);
+        memcpy(host0, host, sizeof host);
+        MPI_Bcast(host0, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+        mynode = strcmp(host, host0) != 0;
+        int *all = malloc((size_t)size_ * sizeof *all);
+        MPI_Allgather(&mynode, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+        for (int r = 1; r < size_; r++) {
+            if (all[r] == node_of0 && intra < 0)
+                intra = r;
+            if (all[r] != node_of0 && inter < 0)
+                inter = r;
+        }
+        free(all);
+    }
+    double lat[2] = {0, 0}, bw[2] = {0, 0};
+    if (intra > 0) {
+        progress("MPI intra-node ping-pong, ranks 0 and %d", intra);
+        pingpong(intra, o.quick, &lat[0], &bw[0]);
+        progress("MPI intra-node: latency %.3g s, bandwidth %.3g GB/s", lat[0], bw[0] / 1e9);
+    }
+    if (inter > 0) {
+        progress("MPI inter-node ping-pong, ranks 0 and %d", inter);
+        pingpong(inter, o.quick, &lat[1], &bw[1]);
+        progress("MPI inter-node: latency %.3g s, bandwidth %.3g GB/s", lat[1], bw[1] / 1e9);
+    }
+    if (size_ < 2)
+        progress("one rank: no MPI figures (run with mpiexec -n 2 or more)");
+
+    if (rank_ == 0 && rc == 0) {
+        tagg_err_t e;
+        FILE      *out = fopen(o.out, "w");
+        if (!out || tagg_tiers_validate(&tiers, &e) < 0) {
+            fprintf(stderr, "tagg-calibrate: cannot write %s: %s\n", o.out, out ? e.msg : strerror(errno));
+            rc = -1;
+        }
+        else {
+            char host[MPI_MAX_PROCESSOR_NAME];
+            int  len;
+            MPI_Get_processor_name(host, &len);
+            tagg_tiers_print(&tiers, out);
+            fprintf(out, "# measured by tagg-calibrate%s on %s, %d rank(s); NVR directory %s, target %s\n",
+                    o.quick ? " --quick" : "", host, size_, tagg_nvr_dir(&cfg), o.target_dir);
+            if (intra > 0)
+                fprintf(out, "# mpi intra-node latency=%gs bandwidth=%gGB/s\n", lat[0], bw[0] / 1e9);
+            if (inter > 0)
+                fprintf(out, "# mpi inter-node latency=%gs bandwidth=%gGB/s\n", lat[1], bw[1] / 1e9);
+            fclose(out);
+            /* the file must parse with the model */
+            tagg_tiers_t back;
+            if (tagg_tiers_load(o.out, &back, &e) < 0) {
+                fprintf(stderr, "tagg-calibrate: the model cannot read %s: %s\n", o.out, e.msg);
+                rc = -1;
+            }
+            else
+                progress("wrote %s (%d tiers); use it with tiers=%s or TAGG_TIERS=%s", o.out, back.ntiers, o.out,
+                         o.out);
+            /* the model's choice on these figures, for the default buffers */
+            tagg_topology_t  *topo = NULL;
+            int              *rn   = calloc((size_t)size_, sizeof *rn);
+            tagg_model_opts_t mo;
+            tagg_model_opts_default(&mo);
+            mo.n_buff = 2, mo.s_buff = 4u << 20;
+            if (rc == 0 && rn &&
+                tagg_topology_generic_from_ranks(size_, rn, 0, NULL, lat[0] > 0 ? lat[0] : 1e-6,
+                                                 bw[0] > 0 ? bw[0] : 10e9, &topo, &e) == 0) {
+                tagg_node_tiers_t nt;
+                tagg_tier_choice_t ch;
+                memset(&nt, 0, sizeof nt);
+                nt.ranks = size_;
+                for (int i = 0; i < back.ntiers; i++)
+                    nt.usable[i] = i != back.target, nt.capacity[i] = back.tier[i].capacity;
+                if (tagg_tier_choose(topo, &back, &mo, &nt, 0, 0, &ch, &e) == 0 && ch.tier >= 0)
+                    progress("model's choice for %d rank(s) x 2 buffers x 4 MiB on this node: %s (Cost_A %.3g s + "
+                             "Cost_T %.3g s)%s%s",
+                             size_, back.tier[ch.tier].name, ch.cost.cost_a, ch.cost.cost_t,
+                             ch.why[0] ? "; left out: " : "", ch.why);
+                tagg_topology_free(topo);
+            }
+            free(rn);
+        }
+    }
+    int all = 0;
+    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    tagg_config_clear(&cfg);
+    MPI_Finalize();
+    return all < 0 ? 1 : 0;
+}

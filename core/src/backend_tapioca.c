@@ -215,6 +215,11 @@ int tagg_engine_ready(tagg_file_t *f, tagg_engine_t *e)
         }
     }
     r->users++;
+    if (f->cfg.verbose >= 2 && f->rank == 0) {
+        printf("tagg: engine resources for file=%s: %s\n", f->path,
+               r == world_res && same && hit ? "from the cache" : r->cached ? "made, cached" : "made, private");
+        fflush(stdout);
+    }
     e->res = r, e->topo = r->topo, e->buf = r->buf, e->win = r->buf.win, e->base = r->buf.base, e->tier = r->tier;
     memcpy(e->tier_text, r->tier_text, sizeof e->tier_text);
     return 0;
@@ -306,16 +311,19 @@ static int move(tagg_file_t *f, const tagg_extents_t *x, bool collective, tagg_d
     if (rc == 1)
         rc = 0; /* nothing to move anywhere */
     else if (rc == 2)
-        rc = tagg_io_direct(f, x, dir); /* self-overlapping pieces: in order, no aggregation */
-    else if (rc == 0)
+        rc = tagg_io_direct(f, x, dir); /* no aggregation: each rank its own extents, in order */
+    else if (rc == 0) {
         rc = dir == TAGG_WRITE ? tagg_engine_write(f, e, &c) : tagg_engine_read(f, e, &c);
+        f->stats.aggr_calls[dir] += f->rank == 0;
+    }
     if (f->cfg.verbose >= 2 && f->rank == 0 && c.ndom > 0) {
         printf("tagg: %s call range=[%llu,%llu) domains=%d domain_size=%llu rounds=%d aggregators=", 
                dir == TAGG_WRITE ? "write" : "read", (unsigned long long)c.lo, (unsigned long long)c.hi, c.ndom,
                (unsigned long long)c.dsize, c.nrounds);
         for (int d = 0; d < c.ndom && d < 16; d++)
             printf("%s%d", d ? "," : "", c.aggr[d]);
-        printf("%s plan=%.6fs move=%.6fs\n", c.ndom > 16 ? ",..." : "", t1 - t0, MPI_Wtime() - t1);
+        printf("%s per_node=%d throttle=%d plan=%.6fs move=%.6fs\n", c.ndom > 16 ? ",..." : "", c.per_node,
+               c.throttle, t1 - t0, MPI_Wtime() - t1);
         fflush(stdout);
     }
     tagg_engine_call_free(&c);

@@ -84,10 +84,12 @@ typedef enum { TAGG_LAYOUT_SHARED = 0, TAGG_LAYOUT_SUBFILES = 1, TAGG_LAYOUT_COU
       "file domains are aligned to this (file-system block or stripe) unless the layout has a stripe")  \
     X(strategy, ENUM, int, TAGG_ENV_STRATEGY, "memory-aware", 0, 0, tagg_strategy_names,                  \
       "aggregator placement (model/ registry)")                                                          \
-    X(throttle, INT, int, TAGG_ENV_THROTTLE, "0", 0, 1 << 20, NULL,                                      \
-      "at most this many aggregators write or read the file system at once; 0 = no limit")            \
-    X(aggr_per_node, INT, int, NULL, "0", 0, 1024, NULL,                                                   \
-      "at most this many aggregators on one node (stepwise aggregation); 0 = no limit")                 \
+    X(throttle, INT, int, TAGG_ENV_THROTTLE, "-1", -1, 1 << 20, NULL,                                    \
+      "at most this many aggregators write or read the file system at once; -1 = the model's rule "    \
+      "(tagg_throttle: enough streams to fill the target tier, one per gateway at least); 0 = no limit") \
+    X(aggr_per_node, INT, int, NULL, "-1", -1, 1024, NULL,                                                 \
+      "at most this many aggregators on one node (stepwise aggregation); -1 = the model's rule "       \
+      "(tagg_aggr_per_node: ceil(aggregators / nodes)); 0 = no limit")                                  \
     X(topology, STR, char *, TAGG_ENV_TOPOLOGY, "", 0, 0, NULL,                                           \
       "topology file (model/README.md) mapping ranks to nodes; empty = the real machine's node split") \
     X(aggr_tier, ENUM, int, TAGG_ENV_AGGR_TIER, "auto", 0, 0, tagg_aggr_tier_names,                       \

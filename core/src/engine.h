@@ -57,6 +57,8 @@ typedef struct tagg_call {
     int          *aggr;      /* [ndom] aggregator rank of each domain */
     int           my_dom;    /* domain this rank aggregates, -1 when none */
     int           my_index;  /* its index among aggregators (throttling order) */
+    int           throttle;  /* aggregators accessing the file system at once (0: all) */
+    int           per_node;  /* aggregators one node may hold (0: no limit) */
     int           nrounds;   /* rounds of the longest domain */
     tagg_piece_t *pieces;    /* this rank's pieces, sorted by round */
     size_t        npieces;
@@ -73,7 +75,8 @@ void tagg_engine_pin_library(void);
 
 /* engine_plan.c. Collective. Returns 0, 1 when the request is empty everywhere
  * (nothing to do), 2 when every rank should access its own extents directly
- * (a rank overlaps itself, or the request is file metadata only), or -1 with
+ * (a rank overlaps itself, the request is file metadata only, or every rank
+ * asks for one run of at least a block and no aggregator count is set), or -1 with
  * an error pushed (every rank agrees). */
 int  tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, tagg_call_t *c);
 void tagg_engine_call_free(tagg_call_t *c);

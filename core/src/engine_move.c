@@ -38,7 +38,7 @@
 static int aggregator_round(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, int k, tagg_dir_t dir,
                             size_t *cov_pos)
 {
-    int      rc  = 0, t = f->cfg.throttle;
+    int      rc  = 0, t = c->throttle;
     uint64_t dlo = c->lo + (uint64_t)c->my_dom * c->dsize;
     uint64_t rlo = dlo + (uint64_t)k * e->bufsize, rhi = rlo + e->bufsize;
     char    *buf = e->base + (size_t)(k % e->nbuf) * e->bufsize;

@@ -66,7 +66,7 @@ static int next_free(const tagg_engine_t *e, int nranks, const char *taken, cons
  * domains elected again; each pass settles at least one domain. */
 static int elect_by_cost(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const span_t *M)
 {
-    int              nd = c->ndom, P = f->size, cap = f->cfg.aggr_per_node, rc = 0;
+    int              nd = c->ndom, P = f->size, cap = c->per_node, rc = 0;
     double          *mine  = malloc((size_t)nd * sizeof *mine);
     tagg_producer_t *prod  = malloc((size_t)P * sizeof *prod);
     char            *taken = calloc((size_t)P, 1), *done = calloc((size_t)nd, 1);
@@ -178,7 +178,7 @@ static int elect_by_registry(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, c
         }
         tagg_group_summary_free(&sum);
         if (rc == 0) {
-            int cap = f->cfg.aggr_per_node;
+            int cap = c->per_node;
             if (rank < 0 || rank >= P || taken[rank] ||
                 (cap && node_aggr[tagg_topology_rank_node(e->topo, rank)] >= cap))
                 rank = next_free(e, P, taken, node_aggr, cap, rank < 0 || rank >= P ? 0 : rank);
@@ -324,11 +324,12 @@ done:
     return rc;
 }
 
-/* The describe step's reduction: one MPI_Allreduce over five int64 per rank,
+/* The describe step's reduction: one MPI_Allreduce over six int64 per rank,
  * min of the lowest offset, max of the end, sum of bytes, max of the
- * self-overlap flag, max of "has raw data" (an MPI user op, made once, freed
- * at MPI_Finalize). */
-enum { D_LO, D_HI, D_BYTES, D_OVERLAP, D_RAW, D_N };
+ * self-overlap flag, max of "has raw data", max of "has a request smaller than
+ * a block or in several pieces" (an MPI user op, made once, freed at
+ * MPI_Finalize). */
+enum { D_LO, D_HI, D_BYTES, D_OVERLAP, D_RAW, D_SMALL, D_N };
 
 static void describe_combine(void *invec, void *inout, int *len, MPI_Datatype *type)
 {
@@ -341,6 +342,7 @@ static void describe_combine(void *invec, void *inout, int *len, MPI_Datatype *t
         b[D_BYTES]  += a[D_BYTES];
         b[D_OVERLAP] = a[D_OVERLAP] > b[D_OVERLAP] ? a[D_OVERLAP] : b[D_OVERLAP];
         b[D_RAW]     = a[D_RAW] > b[D_RAW] ? a[D_RAW] : b[D_RAW];
+        b[D_SMALL]   = a[D_SMALL] > b[D_SMALL] ? a[D_SMALL] : b[D_SMALL];
     }
 }
 
@@ -422,8 +424,9 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, 
         if (x->v[i].off + x->v[i].len > hi)
             hi = x->v[i].off + x->v[i].len;
     /* int64: offsets are < 2^62 (and MPICH 4.0.2 reduces MPI_UINT64_T as signed) */
+    int     large   = x->n && hi - lo == x->bytes && x->bytes >= (uint64_t)f->cfg.block; /* one run, >= a block */
     int64_t in[D_N] = {x->n ? (int64_t)lo : INT64_MAX, (int64_t)hi, (int64_t)x->bytes, !tagg_extents_disjoint(x),
-                       x->n && !x->meta};
+                       x->n && !x->meta, x->n && !large};
     int64_t g[D_N];
     CHECK_MPI(MPI_Allreduce(in, g, 1, describe_type, describe_op, f->comm), "MPI_Allreduce (describe)");
     if (g[D_LO] == INT64_MAX || g[D_BYTES] == 0)
@@ -432,6 +435,13 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, 
         return 2; /* a rank's own pieces overlap: the caller writes in order, independently */
     if (!g[D_RAW])
         return 2; /* file metadata only (a few entries per rank): aggregating costs more than it saves */
+    /* Aggregation by message size (GLEAN, seed 003): when every rank with data
+     * asks for one contiguous run of at least a file-system block, its
+     * requests are already as large as aggregation would make them; moving
+     * the data through aggregators would only add a copy and the rounds'
+     * synchronisation. Every rank then accesses its own run (aggregators=P). */
+    if (!g[D_SMALL] && f->cfg.aggregators == 0)
+        return 2;
     lo = (uint64_t)g[D_LO], hi = (uint64_t)g[D_HI];
     uint64_t total = (uint64_t)g[D_BYTES];
     if (tagg_engine_ready(f, e) < 0)
@@ -449,6 +459,12 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, 
     c->ndom      = (int)((spn + c->dsize - 1) / c->dsize);
     c->nrounds   = (int)((c->dsize + e->bufsize - 1) / e->bufsize);
     c->hi        = hi;
+    /* stepwise aggregation and throttling: configured, or the model's rules */
+    c->per_node = f->cfg.aggr_per_node >= 0 ? f->cfg.aggr_per_node
+                                            : tagg_aggr_per_node(c->ndom, tagg_topology_nnodes(e->topo));
+    c->throttle = f->cfg.throttle >= 0 ? f->cfg.throttle : tagg_throttle(e->topo, &e->tiers, e->tier, c->ndom);
+    if (c->throttle >= c->ndom)
+        c->throttle = 0; /* no aggregator would ever wait */
 
     /* this rank's bytes and span per domain, gathered: producers of every domain */
     M       = malloc((size_t)P * (size_t)c->ndom * sizeof *M);

@@ -23,6 +23,7 @@ typedef struct tagg_stats {
     uint64_t calls[2][2];   /* [dir][kind]: driver calls that reached the layer */
     uint64_t coll_calls[2]; /* [dir]: of which collective */
     uint64_t extents[2];    /* [dir]: extents after merging */
+    uint64_t aggr_calls[2]; /* [dir]: collective calls moved through aggregators (counted once, on rank 0) */
 } tagg_stats_t;
 
 typedef struct tagg_file tagg_file_t;

@@ -18,8 +18,8 @@ typedef struct {
     const char *reject; /* substring of the error message */
 } config_case_t;
 
-#define ENGINE "aggregators=0;buffer_size=4194304;buffers=2;block=1048576;strategy=memory-aware;throttle=0;" \
-               "aggr_per_node=0;topology=;" TIERS_DEF
+#define ENGINE "aggregators=0;buffer_size=4194304;buffers=2;block=1048576;strategy=memory-aware;throttle=-1;" \
+               "aggr_per_node=-1;topology=;" TIERS_DEF
 #define TIERS_DEF "aggr_tier=auto;persistency=none;tiers=;nvr_dir=;hbm_capacity=0;dram_capacity=0;nvr_capacity=0;" \
                   "hbm_emulate=0;"
 #define SF_DEF "stripe_size=4194304;subfiles=0"
@@ -66,10 +66,15 @@ static const config_case_t cases[] = {
     {NULL, "buffer_size=2G", NULL, "out of range"},
     {NULL, "buffer_size=4Q", NULL, "is not a size (a whole number with an optional K, M, G or T suffix)"},
     {NULL, "buffers=1", NULL, "key 'buffers': 1 is out of range [2, 16]"},
+    {NULL, "throttle=0;aggr_per_node=0", "verbose=0;summary=;backend=tapioca;aggregators=0;buffer_size=4194304;buffers=2;"
+     "block=1048576;strategy=memory-aware;throttle=0;aggr_per_node=0;topology=;" TIERS_DEF "layout=shared;" SF_DEF ";fsync=0",
+     NULL},
+    {NULL, "throttle=-2", NULL, "key 'throttle': -2 is out of range [-1, 1048576]"},
+    {NULL, "aggr_per_node=-5", NULL, "key 'aggr_per_node': -5 is out of range [-1, 1024]"},
     /* tiers (issue 5) */
     {NULL, "aggr_tier=nvr;persistency=job;nvr_dir=/scratch/x;hbm_capacity=32M;dram_capacity=1G;nvr_capacity=2T;hbm_emulate=1",
      "verbose=0;summary=;backend=tapioca;aggregators=0;buffer_size=4194304;buffers=2;block=1048576;strategy=memory-aware;"
-     "throttle=0;aggr_per_node=0;topology=;aggr_tier=nvr;persistency=job;tiers=;nvr_dir=/scratch/x;hbm_capacity=33554432;"
+     "throttle=-1;aggr_per_node=-1;topology=;aggr_tier=nvr;persistency=job;tiers=;nvr_dir=/scratch/x;hbm_capacity=33554432;"
      "dram_capacity=1073741824;nvr_capacity=2199023255552;hbm_emulate=1;layout=shared;" SF_DEF ";fsync=0",
      NULL},
     {"aggr_tier=hbm;", "aggr_tier=auto", "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL},

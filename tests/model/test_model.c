@@ -41,6 +41,39 @@ static void test_naggr_rule(void **state) {
   }
 }
 
+/* Stepwise aggregation and throttling: hand-computed cases. */
+static void test_stepwise_throttle(void **state) {
+  (void)state;
+  assert_int_equal(tagg_aggr_per_node(8, 4), 2);
+  assert_int_equal(tagg_aggr_per_node(9, 4), 3);
+  assert_int_equal(tagg_aggr_per_node(3, 4), 1);
+  assert_int_equal(tagg_aggr_per_node(0, 4), 1);
+  assert_int_equal(tagg_aggr_per_node(5, 0), 5);
+
+  int rank_node[8] = {0, 0, 1, 1, 2, 2, 3, 3}, io2[2] = {0, 2};
+  tagg_topology_t *one = NULL, *two = NULL;
+  tagg_err_t err;
+  assert_int_equal(tagg_topology_generic_from_ranks(8, rank_node, 0, NULL, 1e-6, 10e9, &one, &err), TAGG_OK);
+  assert_int_equal(tagg_topology_generic_from_ranks(8, rank_node, 2, io2, 1e-6, 10e9, &two, &err), TAGG_OK);
+  tagg_tiers_t t;
+  tagg_tiers_default(&t);
+  int dram = tagg_tiers_find(&t, "DRAM");
+  t.tier[t.target].bandwidth = 5e9; /* file system slower than one 10 GB/s stream: one at a time */
+  assert_int_equal(tagg_throttle(one, &t, dram, 8), 1);
+  assert_int_equal(tagg_throttle(two, &t, dram, 8), 2); /* but one per gateway */
+  t.tier[t.target].bandwidth = 40e9; /* four 10 GB/s streams fill it */
+  assert_int_equal(tagg_throttle(one, &t, dram, 8), 4);
+  assert_int_equal(tagg_throttle(one, &t, dram, 2), 2); /* never more than the aggregators */
+  t.tier[t.target].bandwidth = 35e9; /* 3.5 streams: round up */
+  assert_int_equal(tagg_throttle(one, &t, dram, 8), 4);
+  t.tier[dram].bandwidth = 5e9; /* the aggregation tier is the slower part of a stream */
+  assert_int_equal(tagg_throttle(one, &t, dram, 16), 7);
+  assert_int_equal(tagg_throttle(one, &t, -1, 16), 4); /* tier ignored */
+  assert_int_equal(tagg_throttle(one, &t, dram, 0), 1);
+  tagg_topology_free(one);
+  tagg_topology_free(two);
+}
+
 typedef struct {
   uint64_t bytes[6];
   int nranks, naggr;
@@ -350,7 +383,7 @@ static void test_strategies(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_naggr_rule),    cmocka_unit_test(test_partition),
+      cmocka_unit_test(test_naggr_rule),    cmocka_unit_test(test_stepwise_throttle),    cmocka_unit_test(test_partition),
       cmocka_unit_test(test_capacity_persistency_rules), cmocka_unit_test(test_toy_example),
       cmocka_unit_test(test_table7_capacity_cuts), cmocka_unit_test(test_cost_forms),
       cmocka_unit_test(test_strategies),

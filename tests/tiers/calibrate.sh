@@ -31,7 +31,7 @@ done
 grep -q "^# mpi intra-node latency=[0-9.e+-]*s bandwidth=" m.tiers && ok "MPI intra-node figures" || bad "no MPI figures"
 grep -q "tier HBM" err.txt && ok "HBM reported (measured or unavailable with the reason)" || bad "HBM not reported"
 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 120 "$MPIEXEC" $NPFLAG 2 ${PREFLAGS:-} "$prog" write w.h5 \
-  "buffers=2;buffer_size=256K;tiers=$work/m.tiers;nvr_dir=$work/nvr;summary=$work/sum.txt" ok > run.txt 2>&1 \
+  "buffers=2;buffer_size=256K;block=4M;tiers=$work/m.tiers;nvr_dir=$work/nvr;summary=$work/sum.txt" ok > run.txt 2>&1 \
   && grep -q "tier=DRAM" sum.txt && ok "engine with tiers=m.tiers: $(grep -o 'tier=.*' sum.txt)" \
   || { bad "engine with the measured tiers"; cat run.txt sum.txt; }
 echo "$passed passed, $failed failed"

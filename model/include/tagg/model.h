@@ -63,6 +63,20 @@ enum { TAGG_NAGGR_USER = 1, TAGG_NAGGR_MEM_RELAXED = 2, TAGG_NAGGR_BLOCK_RELAXED
  * Returns the count; *flags (may be NULL) gets TAGG_NAGGR_* bits. */
 int tagg_naggr(uint64_t d_tot, int nranks, const tagg_model_opts_t *opts, unsigned *flags);
 
+/* ---- stepwise aggregation and throttling (Tsujita et al., seed 001) -------- */
+
+/* Aggregators one node may hold when #Aggr are spread over nnodes:
+ * ceil(naggr / nnodes) (several per node only when there are more aggregators
+ * than nodes). */
+int tagg_aggr_per_node(int naggr, int nnodes);
+
+/* How many of naggr aggregators may access the file system at once: enough
+ * concurrent streams to reach the target tier's bandwidth when one stream is
+ * limited by the slower of the aggregation tier (aggr_tier, -1: ignore) and
+ * the network path to the gateway, ceil(B_target / B_stream), at least one
+ * per gateway, at most naggr. */
+int tagg_throttle(const tagg_topology_t *topo, const tagg_tiers_t *tiers, int aggr_tier, int naggr);
+
 /* ---- partition ------------------------------------------------------------ */
 
 /* One producer's contribution to a group: omega(i, A) of the seeds. */

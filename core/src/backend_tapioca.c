@@ -271,6 +271,10 @@ static int tapioca_open(tagg_file_t *f)
         free(e);
         return -1;
     }
+    if (tagg_engine_plan_init() < 0) {
+        free(e);
+        return -1;
+    }
     /* A topology file is read and checked here, so that a bad one fails the
      * file's open (local work; the caller agrees), not its first write. */
     if (f->cfg.topology && *f->cfg.topology) {

@@ -73,6 +73,10 @@ int tagg_engine_ready(tagg_file_t *f, tagg_engine_t *e);
  * callbacks registered with MPI that run in MPI_Finalize). */
 void tagg_engine_pin_library(void);
 
+/* engine_plan.c. Local, once per file before any plan (at open): the MPI
+ * objects of the describe reduction. 0 or -1 with an error pushed. */
+int tagg_engine_plan_init(void);
+
 /* engine_plan.c. Collective. Returns 0, 1 when the request is empty everywhere
  * (nothing to do), 2 when every rank should access its own extents directly
  * (a rank overlaps itself, the request is file metadata only, or every rank

@@ -359,7 +359,7 @@ static int describe_free(MPI_Comm comm, int keyval, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
-static int describe_init(void)
+int tagg_engine_plan_init(void)
 {
     if (describe_op != MPI_OP_NULL)
         return 0;
@@ -415,8 +415,6 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, 
     span_t *M = NULL, *mine = NULL, *runs = NULL;
     memset(c, 0, sizeof *c);
     c->my_dom = c->my_index = -1;
-    if (tagg_agree(f->comm, describe_init(), "starting the engine") < 0)
-        return -1;
 
     /* describe: touched range, bytes, and whether any rank overlaps itself */
     uint64_t lo = x->n ? x->v[0].off : UINT64_MAX, hi = 0;

@@ -145,27 +145,54 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         rc = -1;
     }
-    /* Without TRUNC an existing file is read in the layout it was written in. */
-    if (!(flags & TAGG_OPEN_TRUNC))
-        f->cfg.layout = detect_layout(path, f->comm, f->cfg.layout);
-    f->flags     = flags;
-    f->ops       = backends[f->cfg.backend];
-    f->store_ops = stores[f->cfg.layout];
-    if (tagg_agree(f->comm, rc, "tagg open (set-up)") < 0) {
+    /* One reduction settles the set-up: whether every rank is ready (max of
+     * failing rank + 1), and, without TRUNC, the layout rank 0 found in an
+     * existing file (a property of the file, not of the configuration). */
+    int64_t in[2] = {rc < 0 ? f->rank + 1 : 0, 0}, out[2];
+    if (!(flags & TAGG_OPEN_TRUNC) && f->rank == 0 && rc == 0 && access(path, F_OK) == 0) {
+        int probe = tagg_sf_probe(path, NULL, 0);
+        in[1]     = probe < 0 ? 0 : probe ? TAGG_LAYOUT_SUBFILES + 1 : TAGG_LAYOUT_SHARED + 1;
+    }
+    if ((code = MPI_Allreduce(in, out, 2, MPI_INT64_T, MPI_MAX, f->comm)) != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Allreduce (tagg open)", code);
+        out[0] = f->rank + 1;
+    }
+    if (out[0]) {
+        if (rc == 0 && code == MPI_SUCCESS)
+            TAGG_ERR(TAGG_E_IO, "tagg open (set-up) failed on rank %d (see that rank's error stack)", (int)out[0] - 1);
         file_free(f);
         return NULL;
     }
+    if (out[1])
+        f->cfg.layout = (int)out[1] - 1;
+    f->flags     = flags;
+    f->ops       = backends[f->cfg.backend];
+    f->store_ops = stores[f->cfg.layout];
 
-    rc = f->store_ops->open(f, flags);
-    if (tagg_agree(f->comm, rc, "tagg open") < 0) {
-        if (rc == 0)
+    /* The backend's open is local (a topology file, tier files); the store's is
+     * collective. One reduction agrees on both and brings rank 0's file size. */
+    int brc = f->ops->open(f);
+    int src = f->store_ops->open(f, flags);
+    rc      = brc < 0 || src < 0 ? -1 : 0;
+    uint64_t size = 0;
+    if (rc == 0 && f->rank == 0 && f->store_ops->get_size(f, &size) < 0)
+        rc = -1;
+    in[0] = rc < 0 ? f->rank + 1 : 0, in[1] = f->rank == 0 ? (int64_t)size : 0;
+    if ((code = MPI_Allreduce(in, out, 2, MPI_INT64_T, MPI_MAX, f->comm)) != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Allreduce (tagg open)", code);
+        out[0] = f->rank + 1;
+    }
+    if (out[0]) {
+        if (rc == 0 && code == MPI_SUCCESS)
+            TAGG_ERR(TAGG_E_IO, "tagg open failed on rank %d (see that rank's error stack)", (int)out[0] - 1);
+        if (brc == 0)
+            f->ops->close(f);
+        if (src == 0)
             f->store_ops->close(f);
         file_free(f);
         return NULL;
     }
-    uint64_t size = 0;
-    if (tagg_file_get_size(f, &size) < 0)
-        goto fail;
+    size = (uint64_t)out[1];
     if (size && (flags & TAGG_OPEN_TRUNC)) {
         if (f->store_ops->set_size(f, 0) < 0 || (code = MPI_Barrier(f->comm)) != MPI_SUCCESS)
             rc = -1;
@@ -174,12 +201,6 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
         size = 0;
     }
     f->eof = size;
-    rc     = f->ops->open(f);
-    if (tagg_agree(f->comm, rc, "starting the aggregation backend") < 0) {
-        if (rc == 0)
-            f->ops->close(f);
-        goto fail;
-    }
     if (f->cfg.verbose >= 2 && f->rank == 0) {
         char cfgtext[1024];
         tagg_config_format(&f->cfg, cfgtext, sizeof cfgtext);
@@ -189,6 +210,7 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
     }
     return f;
 fail:
+    f->ops->close(f);
     f->store_ops->close(f);
     file_free(f);
     return NULL;

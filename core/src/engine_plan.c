@@ -59,31 +59,58 @@ static int next_free(const tagg_engine_t *e, int nranks, const char *taken, cons
     return -1;
 }
 
+/* Memory of the election, allocated (and agreed on) with the rest of the
+ * plan, so that the election itself cannot fail half-way on one rank. */
+typedef struct {
+    double v;
+    int    r;
+} minloc_t;
+
+typedef struct {
+    double          *mine;      /* [nd] this rank's cost for each domain */
+    tagg_producer_t *prod;      /* [P] producers of one domain */
+    char            *taken;     /* [P] rank already aggregates */
+    char            *done;      /* [nd] domain settled */
+    int             *node_aggr; /* [nnodes] aggregators per node */
+    int             *first;     /* [P] lowest rank of each node */
+    minloc_t        *in, *out;  /* [nd + 1] election reduction */
+} elect_scratch_t;
+
+static void scratch_free(elect_scratch_t *s)
+{
+    free(s->mine), free(s->prod), free(s->taken), free(s->done), free(s->node_aggr), free(s->first);
+    free(s->in), free(s->out);
+    memset(s, 0, sizeof *s);
+}
+
+static int scratch_alloc(elect_scratch_t *s, int nd, int P, int nnodes)
+{
+    s->mine      = malloc((size_t)nd * sizeof *s->mine);
+    s->prod      = malloc((size_t)P * sizeof *s->prod);
+    s->taken     = calloc((size_t)P, 1);
+    s->done      = calloc((size_t)nd, 1);
+    s->node_aggr = calloc((size_t)(nnodes > 0 ? nnodes : 1), sizeof *s->node_aggr);
+    s->first     = malloc((size_t)P * sizeof *s->first);
+    s->in        = malloc((size_t)(nd + 1) * sizeof *s->in);
+    s->out       = malloc((size_t)(nd + 1) * sizeof *s->out);
+    return s->mine && s->prod && s->taken && s->done && s->node_aggr && s->first && s->in && s->out ? 0 : -1;
+}
+
 /* Election by the cost model: every rank computes Cost_A + Cost_T of its own
  * candidacy for each domain; MINLOC picks the cheapest (lowest rank on ties).
  * A rank aggregates one domain at most and a node holds at most aggr_per_node
  * aggregators: winners that break either rule are excluded and the remaining
  * domains elected again; each pass settles at least one domain. */
-static int elect_by_cost(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const span_t *M)
+static int elect_by_cost(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const span_t *M, elect_scratch_t *sc)
 {
     int              nd = c->ndom, P = f->size, cap = c->per_node, rc = 0;
-    double          *mine  = malloc((size_t)nd * sizeof *mine);
-    tagg_producer_t *prod  = malloc((size_t)P * sizeof *prod);
-    char            *taken = calloc((size_t)P, 1), *done = calloc((size_t)nd, 1);
-    int             *node_aggr = calloc((size_t)tagg_topology_nnodes(e->topo), sizeof(int));
-    struct {
-        double v;
-        int    r;
-    } *in = malloc((size_t)(nd + 1) * sizeof *in), *out = malloc((size_t)(nd + 1) * sizeof *out);
-    int ok = mine && prod && taken && done && node_aggr && in && out;
-    if (!ok)
-        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
-    /* Allocation is agreed before any reduction; a cost-model failure rides on
-     * the first election reduction (element nd: -1 on a rank that failed). */
-    if (tagg_agree(f->comm, ok ? 0 : -1, "evaluating aggregator candidacy") < 0) {
-        free(mine), free(prod), free(taken), free(done), free(node_aggr), free(in), free(out);
-        return -1;
-    }
+    double          *mine = sc->mine;
+    tagg_producer_t *prod = sc->prod;
+    char            *taken = sc->taken, *done = sc->done;
+    int             *node_aggr = sc->node_aggr;
+    minloc_t        *in = sc->in, *out = sc->out;
+    /* a cost-model failure rides on the first election reduction (element
+     * nd: -1 on a rank that failed) */
     double failed = 0;
     for (int d = 0; d < nd; d++) {
         tagg_cost_t cost;
@@ -135,25 +162,20 @@ static int elect_by_cost(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const
             rc = -1;
         }
     }
-    free(mine), free(prod), free(taken), free(done), free(node_aggr), free(in), free(out);
     return rc;
 }
 
 /* Election by a strategy of the model's registry that is not cost-based
  * (shortest, longest, first-per-node, random): deterministic from data every
  * rank has, so every rank computes the same answer without communicating. */
-static int elect_by_registry(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const span_t *M)
+static int elect_by_registry(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, const span_t *M,
+                             elect_scratch_t *sc)
 {
     int              nd = c->ndom, P = f->size, rc = 0, nfirst = 0;
-    tagg_producer_t *prod  = malloc((size_t)P * sizeof *prod);
-    char            *taken = calloc((size_t)P, 1);
-    int             *node_aggr = calloc((size_t)tagg_topology_nnodes(e->topo), sizeof(int));
-    int             *first = malloc((size_t)P * sizeof *first);
-    uint64_t         rng   = e->opts.seed;
-    if (!prod || !taken || !node_aggr || !first) {
-        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
-        rc = -1;
-    }
+    tagg_producer_t *prod = sc->prod;
+    char            *taken = sc->taken;
+    int             *node_aggr = sc->node_aggr, *first = sc->first;
+    uint64_t         rng = e->opts.seed;
     for (int r = 0; r < P && rc == 0; r++) { /* lowest rank of each node, in rank order */
         int n = tagg_topology_rank_node(e->topo, r), seen = 0;
         for (int k = 0; k < nfirst && !seen; k++)
@@ -185,7 +207,6 @@ static int elect_by_registry(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, c
             c->aggr[d] = rank, taken[rank] = 1, node_aggr[tagg_topology_rank_node(e->topo, rank)]++;
         }
     }
-    free(prod), free(taken), free(node_aggr), free(first);
     return rc;
 }
 
@@ -413,6 +434,7 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, 
 {
     int     P = f->size, rc = 0;
     span_t *M = NULL, *mine = NULL, *runs = NULL;
+    elect_scratch_t sc = {0};
     memset(c, 0, sizeof *c);
     c->my_dom = c->my_index = -1;
 
@@ -470,7 +492,8 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, 
     c->aggr = malloc((size_t)c->ndom * sizeof *c->aggr);
     runs    = malloc((size_t)P * sizeof *runs);
     c->cov  = malloc((size_t)P * 2 * sizeof *c->cov); /* at most one run per producer on the fast path */
-    if (!M || !mine || !c->aggr || !runs || !c->cov || make_pieces(c, x, e->bufsize, mine) < 0) {
+    if (!M || !mine || !c->aggr || !runs || !c->cov || make_pieces(c, x, e->bufsize, mine) < 0 ||
+        scratch_alloc(&sc, c->ndom, P, tagg_topology_nnodes(e->topo)) < 0) {
         TAGG_ERR(TAGG_E_NOMEM, "out of memory planning a request of %zu extents", x->n);
         rc = -1;
     }
@@ -484,7 +507,10 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, 
         rc = -1;
         goto done;
     }
-    rc = e->cost_based ? elect_by_cost(f, e, c, M) : elect_by_registry(f, e, c, M);
+    if (e->cost_based) /* agreed through its own reductions */
+        rc = elect_by_cost(f, e, c, M, &sc);
+    else /* local and deterministic, but a model call may run out of memory on one rank */
+        rc = tagg_agree(f->comm, elect_by_registry(f, e, c, M, &sc), "electing aggregators");
     if (rc < 0)
         goto done;
     for (int d = 0; d < c->ndom; d++)
@@ -497,5 +523,6 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, 
     }
 done:
     free(M), free(mine), free(runs);
+    scratch_free(&sc);
     return rc;
 }

@@ -32,6 +32,8 @@ case "$cmd" in
       mpiexec -n 4 "$BUILD/tools/tagg-demo" "$out" 256 | tee "$BUILD/demo.out"
     grep -q '^tagg: file=tagg-demo.h5 .*raw_write_bytes=[1-9]' "$BUILD/demo.out" \
       || { echo "demo: tagg printed no summary with raw data: the data did not go through tagg" >&2; exit 1; }
+    grep -q '^tagg: file=tagg-demo.h5 .*aggr_write_calls=[1-9]' "$BUILD/demo.out" \
+      || { echo "demo: the interleaved write did not go through tagg's aggregators" >&2; exit 1; }
     "$HDF5_ROOT/bin/h5dump" -H "$out" | head -n 8
     echo "==> [demo] done: the lines starting with 'tagg:' are tagg's per-file summaries"
     ;;

@@ -3,7 +3,12 @@
  * Run it with the tagg VOL connector in the environment and the data goes
  * through tagg; the summary line tagg prints at close says so.
  *
- *   mpiexec -n 4 tagg-demo [FILE] [ROWS_PER_RANK]
+ * The 2D field is decomposed by columns, as a code with a 1D decomposition of
+ * its second dimension does: every rank owns a block of columns of every row,
+ * so in the file its data is a strided set of short pieces, interleaved with
+ * the other ranks' (the pattern aggregation is for).
+ *
+ *   mpiexec -n 4 tagg-demo [FILE] [ROWS_PER_RANK]   (the field has ROWS_PER_RANK x ranks rows)
  * Exits 0 when every rank read back exactly what was written. */
 #include <hdf5.h>
 #include <mpi.h>
@@ -26,11 +31,12 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    hsize_t dims[2] = {(hsize_t)(rows * size), COLS}, start[2] = {(hsize_t)(rows * rank), 0},
-            count[2] = {(hsize_t)rows, COLS};
-    double *buf = malloc(sizeof(double) * (size_t)rows * COLS);
-    for (long i = 0; i < rows * COLS; i++)
-        buf[i] = (double)(start[0] * COLS + (hsize_t)i);
+    long    ncols = COLS / size + (rank < COLS % size), c0 = rank * (COLS / size) + (rank < COLS % size ? rank : COLS % size);
+    long    nrows = rows * size, n = nrows * ncols;
+    hsize_t dims[2] = {(hsize_t)nrows, COLS}, start[2] = {0, (hsize_t)c0}, count[2] = {(hsize_t)nrows, (hsize_t)ncols};
+    double *buf = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    for (long i = 0; i < n; i++) /* element (r, c0 + j) holds r * COLS + c0 + j */
+        buf[i] = (double)((i / (ncols ? ncols : 1)) * COLS + c0 + i % (ncols ? ncols : 1));
 
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
@@ -51,14 +57,14 @@ int main(int argc, char **argv)
     H5Dclose(d), H5Fclose(f);
     double t1 = MPI_Wtime();
 
-    for (long i = 0; i < rows * COLS; i++)
+    for (long i = 0; i < n; i++)
         buf[i] = -1;
     f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     d = H5Dopen2(f, "temperature", H5P_DEFAULT);
     if (H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf) < 0)
         bad++;
-    for (long i = 0; i < rows * COLS; i++)
-        if (buf[i] != (double)(start[0] * COLS + (hsize_t)i))
+    for (long i = 0; i < n; i++)
+        if (buf[i] != (double)((i / ncols) * COLS + c0 + i % ncols))
             bad++;
     H5Dclose(d), H5Fclose(f);
     double t2 = MPI_Wtime();

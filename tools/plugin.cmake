@@ -12,3 +12,8 @@ target_link_libraries(tagg-bench PRIVATE tagg::hdf5 m)
 install(TARGETS tagg-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # tagg-calibrate: measured tier file for the model (issue 5).
 add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/tagg-calibrate ${CMAKE_CURRENT_BINARY_DIR}/tagg-calibrate)
+
+# libtagg-mpicount: counts the synchronising MPI calls of any MPI program and
+# the time in them (PMPI; LD_PRELOAD it). Profiling aid for tagg-bench runs.
+add_library(tagg-mpicount SHARED ${CMAKE_CURRENT_SOURCE_DIR}/mpicount/mpicount.c)
+target_link_libraries(tagg-mpicount PRIVATE MPI::MPI_C)

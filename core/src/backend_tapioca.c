@@ -310,7 +310,7 @@ static int move(tagg_file_t *f, const tagg_extents_t *x, bool collective, tagg_d
     if (!collective)
         return tagg_io_direct(f, x, dir);
     double t0 = MPI_Wtime();
-    int    rc = tagg_engine_plan(f, e, x, &c);
+    int    rc = tagg_engine_plan(f, e, x, &c), plan_rc = rc;
     double t1 = MPI_Wtime();
     if (rc == 1)
         rc = 0; /* nothing to move anywhere */
@@ -320,7 +320,12 @@ static int move(tagg_file_t *f, const tagg_extents_t *x, bool collective, tagg_d
         rc = dir == TAGG_WRITE ? tagg_engine_write(f, e, &c) : tagg_engine_read(f, e, &c);
         f->stats.aggr_calls[dir] += f->rank == 0;
     }
-    if (f->cfg.verbose >= 2 && f->rank == 0 && c.ndom > 0) {
+    if (f->cfg.verbose >= 2 && f->rank == 0 && (plan_rc == 1 || plan_rc == 2)) {
+        printf("tagg: %s call not aggregated (%s) plan=%.6fs access=%.6fs\n", dir == TAGG_WRITE ? "write" : "read",
+               plan_rc == 1 ? "nothing to move" : "direct", t1 - t0, MPI_Wtime() - t1);
+        fflush(stdout);
+    }
+    if (f->cfg.verbose >= 2 && f->rank == 0 && plan_rc == 0 && c.aggr) {
         printf("tagg: %s call range=[%llu,%llu) domains=%d domain_size=%llu rounds=%d aggregators=", 
                dir == TAGG_WRITE ? "write" : "read", (unsigned long long)c.lo, (unsigned long long)c.hi, c.ndom,
                (unsigned long long)c.dsize, c.nrounds);

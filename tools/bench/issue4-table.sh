@@ -39,8 +39,10 @@ if [ -n "$H5BW" ]; then
       rm -f "$OUT/files/h5bench-$v.h5"
     done
   done
+  med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
   for v in mpiio tagg; do
-    awk -v v=$v '$1==v {r[n]=$3; o[n++]=$4} END {asort(r); asort(o); m=int((n+1)/2);
-      printf "%-6s median raw %.1f MB/s, observed %.1f MB/s (n=%d)\n", v, r[m], o[m], n}' "$OUT/h5bench-rates.txt"
+    raw=$(awk -v v=$v '$1==v {print $3}' "$OUT/h5bench-rates.txt" | med)
+    obs=$(awk -v v=$v '$1==v {print $4}' "$OUT/h5bench-rates.txt" | med)
+    echo "$v: median raw write rate $raw MB/s, observed $obs MB/s"
   done
 fi

@@ -175,7 +175,9 @@ int tagg_engine_ready(tagg_file_t *f, tagg_engine_t *e)
         return 0;
     int world = MPI_UNEQUAL;
     MPI_Comm_compare(f->comm, MPI_COMM_WORLD, &world);
-    world = world == MPI_IDENT || world == MPI_CONGRUENT;
+    /* Asynchronous files run their rounds on worker threads, concurrently with
+     * other files' calls: they get private resources, never the cached window. */
+    world = (world == MPI_IDENT || world == MPI_CONGRUENT) && !f->cfg.async;
     /* what this rank's cache says: hit, or free to be replaced */
     char *key = res_key(f, e);
     int   hit = world && key && world_res && strcmp(world_res->key, key) == 0;

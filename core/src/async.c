@@ -312,11 +312,8 @@ static int wait_idle(tagg_file_t *f)
 int tagg_async_drain(tagg_file_t *f, bool collective)
 {
     int failed = wait_idle(f), out[3];
-    if (!collective) {
-        if (failed)
-            report(f, 1, f->rank);
-        return failed ? -1 : 0;
-    }
+    if (!collective) /* reported by the next collective call: see tagg_async_write */
+        return 0;
     if (agree_state(f, failed, 0, out) < 0)
         return -1;
     if (out[0])
@@ -383,8 +380,11 @@ int tagg_async_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool c
             return -1;
         }
     }
-    else
-        out[0] = failed, out[1] = oversize, out[2] = f->size - f->rank;
+    else /* An independent call does not report a background failure: HDF5 makes
+          * independent metadata writes on rank 0 alone, and failing them there
+          * would send rank 0 down another path than the others (a hang in
+          * HDF5's next collective). The next collective call reports it. */
+        out[0] = 0, out[1] = oversize, out[2] = 0;
     if (out[0] || out[1])
         free(j);
     if (out[0]) {

@@ -25,9 +25,12 @@
  *             threads while other files may use the cached window.
  *   ordering  reads, flush, set_size (truncate) and close first wait for the
  *             file's staged writes (a drain), so they see the staged data.
- *   errors    a failed background job is recorded (sticky); the next write,
- *             read, flush, truncate or close of the file fails with its text,
- *             collective calls on every rank (agreed), and close at the latest.
+ *   errors    a failed background job is recorded (sticky); the next
+ *             collective call on the file (write, read, flush, truncate, close)
+ *             fails on every rank (agreed) with its text, close at the latest.
+ *             Independent calls never report it: HDF5 writes metadata
+ *             independently on rank 0 alone, and a failure there would take
+ *             rank 0 down another path than the others (a hang).
  *
  * Needs MPI_THREAD_MULTIPLE; without it the file runs synchronously and rank 0
  * prints one warning line. */
@@ -47,9 +50,9 @@ int tagg_async_open(tagg_file_t *f);
  * pool). Collective when `collective`: every rank returns the same result. */
 int tagg_async_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective);
 
-/* Waits until every staged write of f has landed, then reports a background
- * failure: on every rank when `collective` (agreed over f->comm), else on this
- * rank. Returns 0 or -1 with an error pushed. */
+/* Waits until every staged write of f has landed; when `collective`, reports a
+ * background failure on every rank (agreed over f->comm). Returns 0 or -1 with
+ * an error pushed. */
 int tagg_async_drain(tagg_file_t *f, bool collective);
 
 /* Local, after a collective drain: folds the background statistics into

@@ -220,6 +220,10 @@ int tagg_async_open(tagg_file_t *f)
     static int warned;
     if (!f->cfg.async)
         return 0;
+    if (!(f->flags & TAGG_OPEN_RDWR)) { /* read-only: nothing to stage; keeps the shared engine resources */
+        f->cfg.async = 0;
+        return 0;
+    }
     int provided = MPI_THREAD_SINGLE, ok, all = 0;
     MPI_Query_thread(&provided);
     ok       = provided == MPI_THREAD_MULTIPLE;

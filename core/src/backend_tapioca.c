@@ -181,7 +181,8 @@ int tagg_engine_ready(tagg_file_t *f, tagg_engine_t *e)
     /* what this rank's cache says: hit, or free to be replaced */
     char *key = res_key(f, e);
     int   hit = world && key && world_res && strcmp(world_res->key, key) == 0;
-    int   has = world_res != NULL, busy = has && world_res->users > 0;
+    /* not world (an asynchronous file, on a worker thread): the cache is not even looked at */
+    int   has = world && world_res != NULL, busy = has && world_res->users > 0;
     int in[6] = {hit, -hit, has, -has, busy, -busy}, out[6];
     int code  = MPI_Allreduce(in, out, 6, MPI_INT, MPI_MIN, f->comm);
     if (code != MPI_SUCCESS) {

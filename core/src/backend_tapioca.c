@@ -175,11 +175,14 @@ int tagg_engine_ready(tagg_file_t *f, tagg_engine_t *e)
         return 0;
     int world = MPI_UNEQUAL;
     MPI_Comm_compare(f->comm, MPI_COMM_WORLD, &world);
-    world = world == MPI_IDENT || world == MPI_CONGRUENT;
+    /* Asynchronous files run their rounds on worker threads, concurrently with
+     * other files' calls: they get private resources, never the cached window. */
+    world = (world == MPI_IDENT || world == MPI_CONGRUENT) && !f->cfg.async;
     /* what this rank's cache says: hit, or free to be replaced */
     char *key = res_key(f, e);
     int   hit = world && key && world_res && strcmp(world_res->key, key) == 0;
-    int   has = world_res != NULL, busy = has && world_res->users > 0;
+    /* not world (an asynchronous file, on a worker thread): the cache is not even looked at */
+    int   has = world && world_res != NULL, busy = has && world_res->users > 0;
     int in[6] = {hit, -hit, has, -has, busy, -busy}, out[6];
     int code  = MPI_Allreduce(in, out, 6, MPI_INT, MPI_MIN, f->comm);
     if (code != MPI_SUCCESS) {

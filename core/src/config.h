@@ -34,6 +34,9 @@
 #define TAGG_ENV_DRAM_CAPACITY "TAGG_DRAM_CAPACITY"
 #define TAGG_ENV_NVR_CAPACITY "TAGG_NVR_CAPACITY"
 #define TAGG_ENV_HBM_EMULATE "TAGG_HBM_EMULATE"
+#define TAGG_ENV_ASYNC "TAGG_ASYNC"
+#define TAGG_ENV_WORKERS "TAGG_WORKERS"
+#define TAGG_ENV_STAGING_BYTES "TAGG_STAGING_BYTES"
 
 /* Raw-data paths (the io backend registry in io.c). */
 typedef enum { TAGG_BACKEND_TAPIOCA = 0, TAGG_BACKEND_MPIIO, TAGG_BACKEND_COUNT_ } tagg_backend_t;
@@ -126,7 +129,18 @@ typedef enum { TAGG_LAYOUT_SHARED = 0, TAGG_LAYOUT_SUBFILES = 1, TAGG_LAYOUT_COU
       "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)). Used when a file is created; an existing file keeps "   \
       "the count in its index")                                                                            \
     X(fsync, BOOL, int, TAGG_ENV_FSYNC, "0", 0, 1, NULL,                                                 \
-      "call MPI_File_sync at flush and close, so timings include the storage")
+      "call MPI_File_sync at flush and close, so timings include the storage")                          \
+    X(async, BOOL, int, TAGG_ENV_ASYNC, "0", 0, 1, NULL,                                                  \
+      "asynchronous mode: a write returns once its data is copied into the staging pool; worker threads " \
+      "write it in the background (README: Asynchronous mode). Needs MPI_THREAD_MULTIPLE, else the file " \
+      "runs synchronously and rank 0 prints one warning")                                                \
+    X(workers, INT, int, TAGG_ENV_WORKERS, "0", 0, 64, NULL,                                              \
+      "async: worker threads of the process-wide pool that drains the staged writes; 0 = online cores / "  \
+      "ranks on the node, between 1 and 4. Set by the file that starts the pool")                        \
+    X(staging_bytes, SIZE, int64_t, TAGG_ENV_STAGING_BYTES, "256M", 4096, 1LL << 40, NULL,                \
+      "async: bound on the staging pool of the process (DRAM), shared by all files; a write waits for "    \
+      "space when the pool is full, and a single write larger than the pool is written synchronously "    \
+      "after the file's staged writes. Set by the file that starts the pool")
 
 extern const char *const tagg_backend_names[];
 extern const char *const tagg_strategy_names[];

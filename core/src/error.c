@@ -3,6 +3,11 @@
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+
+static _Thread_local tagg_err_sink_t *sink_tls;
+
+void tagg_err_capture(tagg_err_sink_t *sink) { sink_tls = sink; }
 
 static hid_t cls_g = H5I_INVALID_HID;
 static hid_t maj_g = H5I_INVALID_HID;
@@ -35,6 +40,18 @@ void tagg_err_push(const char *file, const char *func, unsigned line, tagg_err_k
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (sink_tls) {
+        size_t used = strlen(sink_tls->msg);
+        if (sink_tls->count++ == 0)
+            snprintf(sink_tls->msg, sizeof sink_tls->msg, "%s", msg);
+        else if (used + 3 < sizeof sink_tls->msg) { /* append what fits */
+            size_t room = sizeof sink_tls->msg - used - 3, n = strlen(msg);
+            memcpy(sink_tls->msg + used, "; ", 2);
+            memcpy(sink_tls->msg + used + 2, msg, n < room ? n : room);
+            sink_tls->msg[used + 2 + (n < room ? n : room)] = '\0';
+        }
+        return;
+    }
     if (ensure_class() < 0) {
         fprintf(stderr, "tagg: %s\n", msg);
         return;

@@ -13,6 +13,16 @@ void tagg_err_push(const char *file, const char *func, unsigned line, tagg_err_k
     __attribute__((format(printf, 5, 6)));
 /* Pushes an MPI error with the MPI library's own text. */
 void tagg_err_push_mpi(const char *file, const char *func, unsigned line, const char *what, int mpi_code);
+/* Background threads must not touch HDF5 (not thread-safe): a thread that
+ * installs a sink gets the text of its TAGG_ERR calls collected there instead
+ * of pushed (the first message whole, later ones appended while room lasts).
+ * NULL restores pushing. Thread-local. */
+typedef struct tagg_err_sink {
+    char     msg[1024];
+    unsigned count;
+} tagg_err_sink_t;
+void tagg_err_capture(tagg_err_sink_t *sink);
+
 /* Releases the error class (plugin terminate). */
 void tagg_err_term(void);
 

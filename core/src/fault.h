@@ -8,6 +8,8 @@
  *   TAGG_FAULT="tier_alloc:rank=R"     the test tier's memAlloc fails (out of space) on rank R
  *   TAGG_FAULT="tier_write:rank=R[:after=N]"  the test tier's (N+1)-th memWrite fails on rank R
  *   TAGG_FAULT="tier_read:rank=R[:after=N]"   likewise for memRead
+ *   TAGG_FAULT="async_write:rank=R[:after=N]" asynchronous mode: the (N+1)-th staged
+ *                                     write a worker thread executes on rank R fails
  */
 #ifndef TAGG_FAULT_H
 #define TAGG_FAULT_H

@@ -1,5 +1,6 @@
 /* The per-file object: collective open/close/size/sync, error agreement,
  * statistics and the per-file summary. */
+#include "async.h"
 #include "error.h"
 #include "h5ctx.h"
 #include "io.h"
@@ -82,23 +83,32 @@ static void stats_reduce(const tagg_file_t *f, tagg_stats_t *total)
 int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, size_t len)
 {
     const char *slash = strrchr(f->path, '/');
-    char        extra[160] = "";
+    char        extra[160] = "", async[256] = "";
     if (f->ops->describe) {
         extra[0] = ' ';
         f->ops->describe(f, extra + 1, sizeof extra - 1);
     }
+    if (f->async_fallback)
+        snprintf(async, sizeof async, " async=0 async_fallback=no-MPI_THREAD_MULTIPLE");
+    else if (f->cfg.async)
+        snprintf(async, sizeof async,
+                 " async=1 staged_bytes=%llu staged_calls=%llu stalls=%llu oversize=%llu drains=%llu bg_failures=%llu",
+                 (unsigned long long)t->staged_bytes, (unsigned long long)t->staged_calls,
+                 (unsigned long long)t->stalls, (unsigned long long)t->oversize, (unsigned long long)t->drains,
+                 (unsigned long long)t->bg_failures);
     return snprintf(buf, len,
                     "tagg: file=%s driver=tagg layout=%s backend=%s ranks=%d "
                     "raw_write_bytes=%llu raw_write_calls=%llu raw_read_bytes=%llu raw_read_calls=%llu "
                     "md_write_bytes=%llu md_read_bytes=%llu coll_write_calls=%llu coll_read_calls=%llu "
-                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s",
+                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s",
                     slash ? slash + 1 : f->path, tagg_layout_names[f->cfg.layout], f->ops->name, f->size,
                     (unsigned long long)t->bytes[TAGG_WRITE][TAGG_RAW], (unsigned long long)t->calls[TAGG_WRITE][TAGG_RAW],
                     (unsigned long long)t->bytes[TAGG_READ][TAGG_RAW], (unsigned long long)t->calls[TAGG_READ][TAGG_RAW],
                     (unsigned long long)t->bytes[TAGG_WRITE][TAGG_META], (unsigned long long)t->bytes[TAGG_READ][TAGG_META],
                     (unsigned long long)t->coll_calls[TAGG_WRITE], (unsigned long long)t->coll_calls[TAGG_READ],
                     (unsigned long long)t->extents[TAGG_WRITE], (unsigned long long)t->extents[TAGG_READ],
-                    (unsigned long long)t->aggr_calls[TAGG_WRITE], (unsigned long long)t->aggr_calls[TAGG_READ], extra);
+                    (unsigned long long)t->aggr_calls[TAGG_WRITE], (unsigned long long)t->aggr_calls[TAGG_READ], extra,
+                    async);
 }
 
 static void file_free(tagg_file_t *f)
@@ -201,6 +211,8 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
         size = 0;
     }
     f->eof = size;
+    if (tagg_async_open(f) < 0) /* agreed */
+        goto fail;
     if (f->cfg.verbose >= 2 && f->rank == 0) {
         char cfgtext[1024];
         tagg_config_format(&f->cfg, cfgtext, sizeof cfgtext);
@@ -241,6 +253,8 @@ int tagg_file_get_size(tagg_file_t *f, uint64_t *size)
 int tagg_file_set_size(tagg_file_t *f, uint64_t size)
 {
     uint64_t cur;
+    if (f->async && tagg_async_drain(f, true) < 0)
+        return -1;
     /* Every rank's earlier writes are done before rank 0 looks at the size. */
     int code = MPI_Barrier(f->comm);
     if (code != MPI_SUCCESS) {
@@ -260,6 +274,8 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size)
 
 int tagg_file_sync(tagg_file_t *f)
 {
+    if (f->async && tagg_async_drain(f, true) < 0)
+        return -1;
     return tagg_agree(f->comm, f->store_ops->sync(f), "syncing the file");
 }
 
@@ -268,7 +284,11 @@ int tagg_file_close(tagg_file_t *f)
     int          rc = 0;
     tagg_stats_t total;
     double       t_close = MPI_Wtime();
-    if (f->cfg.fsync && (f->flags & TAGG_OPEN_RDWR)) /* nothing to sync in a read-only file */
+    if (f->async) { /* everything staged lands first; a background failure fails the close on every rank */
+        rc = tagg_async_drain(f, true);
+        tagg_async_close(f);
+    }
+    if (rc == 0 && f->cfg.fsync && (f->flags & TAGG_OPEN_RDWR)) /* nothing to sync in a read-only file */
         rc = tagg_file_sync(f);
     memset(&total, 0, sizeof total);
     stats_reduce(f, &total);
@@ -305,11 +325,12 @@ int tagg_file_close(tagg_file_t *f)
     return rc;
 }
 
-static int io(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective, tagg_dir_t dir)
+int tagg_io_exec(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective, tagg_dir_t dir,
+                 int local_rc)
 {
     static const tagg_extents_t none = {0};
-    int                         rc = 0, brc;
-    if (tagg_extents_sort(x) < 0) {
+    int                         rc = local_rc < 0 ? -1 : 0, brc;
+    if (rc == 0 && tagg_extents_sort(x) < 0) {
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         rc = -1;
     }
@@ -335,10 +356,15 @@ static int io(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collecti
 
 int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
 {
-    return io(f, x, kind, collective, TAGG_WRITE);
+    if (f->async)
+        return tagg_async_write(f, x, kind, collective);
+    return tagg_io_exec(f, x, kind, collective, TAGG_WRITE, 0);
 }
 
 int tagg_io_read(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
 {
-    return io(f, x, kind, collective, TAGG_READ);
+    /* asynchronous mode: the staged writes land first, so the read sees them */
+    if (f->async && tagg_async_drain(f, collective) < 0)
+        return -1; /* collective: every rank failed the drain alike, nobody enters the read */
+    return tagg_io_exec(f, x, kind, collective, TAGG_READ, 0);
 }

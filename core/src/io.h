@@ -24,9 +24,17 @@ typedef struct tagg_stats {
     uint64_t coll_calls[2]; /* [dir]: of which collective */
     uint64_t extents[2];    /* [dir]: extents after merging */
     uint64_t aggr_calls[2]; /* [dir]: collective calls moved through aggregators (counted once, on rank 0) */
+    /* asynchronous mode (async.h) */
+    uint64_t staged_bytes;  /* copied into the staging pool */
+    uint64_t staged_calls;
+    uint64_t stalls;        /* writes that waited for space in the pool */
+    uint64_t oversize;      /* writes larger than the pool, written synchronously */
+    uint64_t drains;        /* operations that waited for the file's staged writes */
+    uint64_t bg_failures;   /* staged writes that failed in the background */
 } tagg_stats_t;
 
-typedef struct tagg_file tagg_file_t;
+typedef struct tagg_file  tagg_file_t;
+typedef struct tagg_async tagg_async_t; /* async.c */
 
 /* One aggregation method. Functions return 0 or -1 with an error pushed. open
  * and close are collective (after the store opened, before it closes); write
@@ -55,6 +63,8 @@ struct tagg_file {
     uint64_t                  eof;     /* file size all ranks agree on (open, set_size) */
     unsigned                  flags;   /* TAGG_OPEN_* the file was opened with */
     tagg_stats_t              stats;
+    tagg_async_t             *async;         /* asynchronous mode, NULL when synchronous */
+    int                       async_fallback; /* async=1 asked for, MPI lacks MPI_THREAD_MULTIPLE */
 };
 
 /* HDF5-style open flags, translated by the caller (vfd) into these. */
@@ -85,6 +95,12 @@ int tagg_io_direct(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir);
  * and every rank gets the same result (an error on one rank fails all). */
 int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective);
 int tagg_io_read(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective);
+
+/* The synchronous path of tagg_io_write/tagg_io_read, also run by the worker
+ * threads of the asynchronous mode: local_rc < 0 makes this rank take part in a
+ * collective call with nothing and fail it (an error already pushed). */
+int tagg_io_exec(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective, tagg_dir_t dir,
+                 int local_rc);
 
 /* Agreement: every rank passes its local rc (0 or -1); returns 0 when all
  * succeeded, else -1 on every rank, with an error naming the first failing rank

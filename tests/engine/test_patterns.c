@@ -11,7 +11,9 @@
  * collectively (tagg_io_read) into fresh memory and compares; after closing,
  * rank 0 reads the whole file with POSIX (shared layout) or through a fresh open
  * (any layout) and compares it byte for byte with the image every rank built.
- * Prints "N passed, M failed" and exits non-zero on any mismatch. */
+ * Prints "N passed, M failed" and exits non-zero on any mismatch. With async=1
+ * in CONFIG the writes are staged and the read-back must see them (the file
+ * must really be asynchronous: a fallback fails the test). */
 #include "config.h"
 #include "error.h"
 #include "io.h"
@@ -115,8 +117,11 @@ static unsigned char value(int pat, uint64_t off) { return (unsigned char)((off 
 
 int main(int argc, char **argv)
 {
-    int rank, size, fails = 0, passes = 0;
-    MPI_Init(&argc, &argv);
+    int rank, size, fails = 0, passes = 0, provided;
+    /* async=1 needs MPI_THREAD_MULTIPLE; the other runs keep the single-threaded level */
+    int want = argc > 3 && (strstr(argv[3], "async=1") || strstr(argv[3], "async=on")) ? MPI_THREAD_MULTIPLE
+                                                                                      : MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, want, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc < 4) {
@@ -152,6 +157,10 @@ int main(int argc, char **argv)
             fails++;
             pattern_free(&p);
             break;
+        }
+        if (cfg.async && !f->async) { /* a silent fallback to synchronous mode is a failure */
+            fprintf(stderr, "rank %d: async=1 asked for, the file is synchronous\n", rank);
+            fails++;
         }
         size_t         n = p.n[rank];
         tagg_extents_t x;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -26,6 +27,7 @@ typedef struct {
     int             done;                /* repetitions measured */
     uint64_t        bad;                 /* bytes read back wrong, all ranks */
     double         *wt, *rt;             /* seconds per repetition */
+    double         *it;                  /* seconds inside the kernel's writes (max over ranks) */
 } result_t;
 
 typedef struct {
@@ -92,17 +94,46 @@ static void unavailable(result_t *r, const char *why)
     snprintf(r->reason, sizeof r->reason, "%s", why);
 }
 
-/* Writes the file: returns 0, or -1 with err set (on this rank). */
-static int timed_write(run_t *run, const char *path, hid_t fapl, hid_t dxpl, char *err, size_t len)
+/* Emulated computation: the rank sleeps (no CPU taken from background I/O). */
+static void compute(double seconds)
+{
+    struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    while (seconds > 0 && nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Writes the file: returns 0, or -1 with err set (on this rank). With
+ * --timesteps/--compute: compute, then write timestep t into group step<t>;
+ * *inside is the time spent in the kernel's write calls. */
+static int timed_write(run_t *run, const char *path, hid_t fapl, hid_t dxpl, double *inside, char *err, size_t len)
 {
     hid_t f;
+    *inside = 0;
     H5E_BEGIN_TRY { f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl); }
     H5E_END_TRY
     if (f < 0) {
         bench_h5_reason(err, len);
         return -1;
     }
-    int rc = run->k->write(&run->ctx, f, dxpl, err, len);
+    int rc = 0;
+    for (int t = 0; rc == 0 && t < run->o->timesteps; t++) {
+        hid_t loc = f;
+        compute(run->o->compute);
+        if (run->o->timesteps > 1) {
+            char name[32];
+            snprintf(name, sizeof name, "step%d", t);
+            if ((loc = H5Gcreate2(f, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) {
+                bench_h5_reason(err, len);
+                rc = -1;
+                break;
+            }
+        }
+        double t0 = MPI_Wtime();
+        rc        = run->k->write(&run->ctx, loc, dxpl, err, len);
+        *inside += MPI_Wtime() - t0;
+        if (loc != f)
+            H5Gclose(loc);
+    }
     if (rc == 0 && run->o->fsync && H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
         rc = -1, bench_h5_reason(err, len);
     if (H5Fclose(f) < 0 && rc == 0)
@@ -112,12 +143,19 @@ static int timed_write(run_t *run, const char *path, hid_t fapl, hid_t dxpl, cha
 
 static int timed_read(run_t *run, const char *path, hid_t fapl, hid_t dxpl, char *err, size_t len)
 {
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl), loc = f;
     if (f < 0) {
         bench_h5_reason(err, len);
         return -1;
     }
-    int rc = run->k->read(&run->ctx, f, dxpl, err, len);
+    if (run->o->timesteps > 1) { /* the last timestep */
+        char name[32];
+        snprintf(name, sizeof name, "step%d", run->o->timesteps - 1);
+        loc = H5Gopen2(f, name, H5P_DEFAULT);
+    }
+    int rc = loc < 0 ? (bench_h5_reason(err, len), -1) : run->k->read(&run->ctx, loc, dxpl, err, len);
+    if (loc >= 0 && loc != f)
+        H5Gclose(loc);
     if (H5Fclose(f) < 0 && rc == 0)
         rc = -1, bench_h5_reason(err, len);
     return rc;
@@ -151,8 +189,10 @@ static void one_rep(run_t *run, result_t *r, int rep)
 
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    rc        = timed_write(run, path, fapl, dxpl, err, sizeof err);
+    double inside;
+    rc        = timed_write(run, path, fapl, dxpl, &inside, err, sizeof err);
     double tw = max_time(MPI_Wtime() - t0);
+    inside    = max_time(inside);
     if (agree(rc < 0, err, sizeof err)) {
         unavailable(r, err);
         goto done;
@@ -176,10 +216,12 @@ static void one_rep(run_t *run, result_t *r, int rep)
         if (all)
             r->failed = 1;
     }
-    r->wt[r->done] = tw, r->rt[r->done] = tr, r->done++;
+    r->wt[r->done] = tw, r->rt[r->done] = tr, r->it[r->done] = inside, r->done++;
     if (run->ctx.wrank == 0)
-        fprintf(stderr, "tagg-bench: rep %d/%d %-14s write %8.3f s %10.1f MiB/s  read %8.3f s %10.1f MiB/s%s\n",
-                rep + 1, o->reps, r->v.name, tw, (double)run->total / 1048576.0 / tw, tr,
+        fprintf(stderr,
+                "tagg-bench: rep %d/%d %-14s write %8.3f s %10.1f MiB/s (inside writes %.3f s)  read %8.3f s "
+                "%10.1f MiB/s%s\n",
+                rep + 1, o->reps, r->v.name, tw, (double)run->total * o->timesteps / 1048576.0 / tw, inside, tr,
                 (double)run->total / 1048576.0 / tr, r->bad ? "  DATA MISMATCH" : "");
 done:
     if (run->ctx.wrank == 0 && (r->unavailable || r->failed) && r->reason[0])
@@ -237,7 +279,7 @@ static void report(const run_t *run, const result_t *res, int n)
     stat_t ref_w = {0, 0, 0}, ref_r = {0, 0, 0};
     for (int i = 0; i < n; i++)
         if (!strcmp(res[i].v.name, "mpiio-coll") && res[i].done && !res[i].unavailable) {
-            ref_w = bw_stats(res[i].wt, res[i].done, run->total);
+            ref_w = bw_stats(res[i].wt, res[i].done, run->total * (uint64_t)o->timesteps);
             ref_r = bw_stats(res[i].rt, res[i].done, run->total);
         }
     printf("%-15s %11s %10s %23s %10s %23s %7s %7s  %s\n", "variant", "bytes/rep", "write MiB/s", "(min .. max)",
@@ -252,7 +294,7 @@ static void report(const run_t *run, const result_t *res, int n)
             printf("%-15s FAILED: %s\n", r->v.name, r->reason);
             continue;
         }
-        stat_t w = bw_stats(r->wt, r->done, run->total), rd = bw_stats(r->rt, r->done, run->total);
+        stat_t w = bw_stats(r->wt, r->done, run->total * (uint64_t)o->timesteps), rd = bw_stats(r->rt, r->done, run->total);
         char   wx[16] = "-", rx[16] = "-", range_w[32], range_r[32], verdict[BENCH_MSG + 32];
         if (ref_w.med > 0 && r->done)
             snprintf(wx, sizeof wx, "%.2f", w.med / ref_w.med), snprintf(rx, sizeof rx, "%.2f", rd.med / ref_r.med);
@@ -266,6 +308,29 @@ static void report(const run_t *run, const result_t *res, int n)
             snprintf(verdict, sizeof verdict, o->verify ? "ok" : "not checked");
         printf("%-15s %11s %11.1f %23s %10.1f %23s %7s %7s  %s\n", r->v.name, sz, w.med, range_w, rd.med, range_r,
                wx, rx, verdict);
+    }
+    if (o->timesteps > 1 || o->compute > 0) {
+        double comp = o->compute * o->timesteps;
+        printf("\ntimesteps=%d compute=%.3f s each (%.3f s in all); medians over %d repetitions, max over ranks\n",
+               o->timesteps, o->compute, comp, o->reps);
+        printf("%-15s %14s %14s %14s %16s\n", "variant", "inside writes", "write phase", "minus compute",
+               "inside/timestep");
+        for (int i = 0; i < n; i++) {
+            const result_t *r = &res[i];
+            if (r->unavailable || !r->done)
+                continue;
+            double *a = malloc(sizeof *a * (size_t)r->done), *b = malloc(sizeof *b * (size_t)r->done);
+            if (!a || !b) {
+                free(a), free(b);
+                continue;
+            }
+            memcpy(a, r->it, sizeof *a * (size_t)r->done);
+            memcpy(b, r->wt, sizeof *b * (size_t)r->done);
+            double in = bench_median(a, r->done), tot = bench_median(b, r->done);
+            printf("%-15s %12.3f s %12.3f s %12.3f s %14.4f s\n", r->v.name, in, tot, tot - comp,
+                   in / o->timesteps);
+            free(a), free(b);
+        }
     }
     fflush(stdout);
 }
@@ -291,7 +356,7 @@ static int write_csv(const run_t *run, const result_t *res, int n)
                     r->reason, (unsigned long long)run->total);
         if (!r->done)
             continue;
-        stat_t w = bw_stats(r->wt, r->done, run->total), rd = bw_stats(r->rt, r->done, run->total);
+        stat_t w = bw_stats(r->wt, r->done, run->total * (uint64_t)run->o->timesteps), rd = bw_stats(r->rt, r->done, run->total);
         fprintf(f, "%s,%d,%s,%s,median,%s,%llu,,%.3f,,%.3f\n", run->k->name, run->ctx.wsize, files, r->v.name, stat,
                 (unsigned long long)run->total, w.med, rd.med);
         fprintf(f, "%s,%d,%s,%s,min,%s,%llu,,%.3f,,%.3f\n", run->k->name, run->ctx.wsize, files, r->v.name, stat,
@@ -381,14 +446,15 @@ int main(int argc, char **argv)
         res[i].v  = variants[i];
         res[i].wt = calloc((size_t)o.reps, sizeof(double));
         res[i].rt = calloc((size_t)o.reps, sizeof(double));
-        oom |= !res[i].wt || !res[i].rt;
+        res[i].it = calloc((size_t)o.reps, sizeof(double));
+        oom |= !res[i].wt || !res[i].rt || !res[i].it;
     }
     snprintf(err, sizeof err, "out of memory");
     if (agree(oom, err, sizeof err)) {
         if (run.ctx.wrank == 0)
             fprintf(stderr, "tagg-bench: %s\n", err);
         for (int i = 0; res && i < n; i++)
-            free(res[i].wt), free(res[i].rt);
+            free(res[i].wt), free(res[i].rt), free(res[i].it);
         free(res);
         status = 2;
         goto out;
@@ -405,7 +471,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         if (res[i].failed)
             status = 1;
-        free(res[i].wt), free(res[i].rt);
+        free(res[i].wt), free(res[i].rt), free(res[i].it);
     }
     free(res);
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

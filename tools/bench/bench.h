@@ -39,6 +39,8 @@ typedef struct bench_opts {
     int         per_node;    /* --files per-node */
     uint64_t    seed;        /* --seed */
     int64_t     subfiling_stripe; /* --subfiling-stripe (bytes, 0: HDF5's default) */
+    int         timesteps;   /* --timesteps: writes per file, one group "step<t>" each when > 1 */
+    double      compute;     /* --compute: seconds of emulated computation before each timestep */
     /* array1d */
     bench_dist_t dist;       /* --dist */
     uint64_t     size;       /* --size: uniform size, or upper bound of random */

@@ -31,6 +31,10 @@ void bench_usage(void)
            "                         share it: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED))\n"
            "  --seed N               data and size distribution seed (default 1)\n"
            "  --subfiling-stripe SZ  stripe size of the subfiling variant (default: HDF5's, 32 MiB)\n"
+           "  --timesteps N          the kernel writes N times into one file (group step<t> each; the read\n"
+           "                         phase reads the last one back); default 1\n"
+           "  --compute SECONDS      emulated computation (sleep) before each timestep's write; the report\n"
+           "                         then adds time inside the writes vs total (asynchronous mode: async=1)\n"
            "Kernel options:\n"
            "  --dist uniform|random|normal  array1d block sizes (default uniform)\n"
            "  --size SZ              array1d: uniform size, or the upper bound of random (default 100K)\n"
@@ -71,6 +75,7 @@ int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
     o->reps = 5, o->dir = "/tmp", o->verify = 1, o->tagg_config = "layout=shared", o->seed = 1;
     o->size = 100 * 1024, o->mean = -1, o->sd = -1, o->particles = 100000, o->vars = 11;
     o->grid[0] = o->grid[1] = o->grid[2] = 32;
+    o->timesteps = 1;
     uint64_t u;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -137,6 +142,21 @@ int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
             if (number(a, v, 1, &u, err, len) < 0)
                 return -1;
             o->subfiling_stripe = (int64_t)u;
+        } else if (!strcmp(a, "--timesteps")) {
+            if (number(a, v, 1, &u, err, len) < 0)
+                return -1;
+            if (u > 100000) {
+                snprintf(err, len, "--timesteps: at most 100000");
+                return -1;
+            }
+            o->timesteps = (int)u;
+        } else if (!strcmp(a, "--compute")) {
+            char *end;
+            o->compute = strtod(v, &end);
+            if (end == v || *end || !(o->compute >= 0) || o->compute > 3600) {
+                snprintf(err, len, "--compute: '%s' is not a number of seconds in [0, 3600]", v);
+                return -1;
+            }
         } else if (!strcmp(a, "--dist")) {
             if (pick(v, dists, 3, &k) < 0) {
                 snprintf(err, len, "--dist: '%s' (valid: uniform, random, normal)", v);

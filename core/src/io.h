@@ -23,6 +23,8 @@ typedef struct tagg_stats {
     uint64_t calls[2][2];   /* [dir][kind]: driver calls that reached the layer */
     uint64_t coll_calls[2]; /* [dir]: of which collective */
     uint64_t extents[2];    /* [dir]: extents after merging */
+    uint64_t nvr_opens;     /* destination=nvr: node-local subfiles this rank opened (all on its node) */
+    uint64_t nvr_refused;   /* destination=nvr: accesses refused (another node's subfile) */
 } tagg_stats_t;
 
 typedef struct tagg_file tagg_file_t;
@@ -54,6 +56,8 @@ struct tagg_file {
     uint64_t                  eof;     /* file size all ranks agree on (open, set_size) */
     unsigned                  flags;   /* TAGG_OPEN_* the file was opened with */
     tagg_stats_t              stats;
+    int                       io_meta;         /* the request being moved is file metadata (set by tagg_io_*) */
+    int                       size_everywhere; /* the store's get_size is local knowledge: every rank asks, max */
 };
 
 /* HDF5-style open flags, translated by the caller (vfd) into these. */

@@ -160,8 +160,8 @@ static void test_rejects(void **state)
     *strstr(t, "format 1") = 'F';
     expect_reject(t, "no 'format' line");
     strcpy(t, text);
-    strstr(t, "format 1")[7] = '2';
-    expect_reject(t, "unsupported index format version 2");
+    strstr(t, "format 1")[7] = '3';
+    expect_reject(t, "unsupported index format version 3");
 
     strcpy(t, text);
     strstr(t, "stripe_size 4096")[12] = '8'; /* any change of the body */

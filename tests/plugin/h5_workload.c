@@ -8,6 +8,13 @@
  *     verify: only open an existing FILE and check it (expected values do not
  *             depend on the number of ranks that wrote it, so any count reads back)
  *     delete: only H5Fdelete(FILE) through the file-access list's driver
+ *   WORKLOAD_XFER=coll in the environment makes every dataset transfer
+ *   collective with selection I/O on (without it HDF5 turns a collective
+ *   transfer with type conversion into independent writes), turns the chunk
+ *   cache off (in a read-only file HDF5 reads whole chunks into it, each rank
+ *   independently) and leaves out the fill-value write at allocation (which HDF5
+ *   does from rank 0 alone): same datasets, same values, for destination=nvr,
+ *   where an independent access to another node's data is refused
  *
  * Writes groups, attributes, contiguous and chunked datasets with per-rank
  * hyperslabs (uneven sizes, an empty rank, odd offsets, strided rows, a
@@ -71,7 +78,10 @@ static hid_t dcpl_new(void)
 
 static hid_t dxpl_for(int collective, int selection_io)
 {
-    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    hid_t       dxpl = H5Pcreate(H5P_DATASET_XFER);
+    const char *only = getenv("WORKLOAD_XFER"); /* "coll": every transfer collective (node-local subfiles) */
+    if (only && !strcmp(only, "coll")) /* HDF5 breaks collective I/O for a type conversion without selection I/O */
+        collective = 1, selection_io = 1;
     H5Pset_dxpl_mpio(dxpl, collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
     H5Pset_selection_io(dxpl, selection_io ? H5D_SELECTION_IO_MODE_ON : H5D_SELECTION_IO_MODE_OFF);
     return dxpl;
@@ -110,8 +120,10 @@ static void w_strided(hid_t loc, const char *name, int ds, hid_t dxpl)
     hsize_t count[2] = {(ROWS - (hsize_t)rank + nranks - 1) / nranks, 1}, block[2] = {1, 23};
     /* Columns 0-2 and 26-28 are never written: have HDF5 write the fill value at
      * allocation, so that every byte of the file is defined. */
-    hid_t dcpl = dcpl_new();
-    H5Pset_fill_time(dcpl, H5D_FILL_TIME_ALLOC);
+    hid_t       dcpl = dcpl_new();
+    const char *only = getenv("WORKLOAD_XFER");
+    if (!only || strcmp(only, "coll")) /* HDF5 writes fill values from rank 0 alone: an independent access */
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_ALLOC);
     hid_t fs = H5Screate_simple(2, dims, NULL);
     hid_t d  = H5Dcreate2(loc, name, H5T_IEEE_F64LE, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5Pclose(dcpl);
@@ -235,6 +247,9 @@ static hid_t make_fapl(const char *mode, int coll_md)
         H5Pset_mpi_params(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
     H5Pset_all_coll_metadata_ops(fapl, coll_md);
     H5Pset_coll_metadata_write(fapl, coll_md);
+    const char *only = getenv("WORKLOAD_XFER");
+    if (only && !strcmp(only, "coll")) /* no chunk cache: HDF5 fills it with independent whole-chunk reads */
+        H5Pset_cache(fapl, 0, 0, 0, 0.75);
     return fapl;
 }
 

@@ -674,7 +674,13 @@ static int sub_set_size(tagg_file_t *f, uint64_t size)
             rc = -1;
         }
     }
-    if (s->ix.nvr && f->rank == 0 && truncate(s->meta_path, (off_t)size) < 0) {
+    /* the metadata file is only ever cut: extending it would make a sparse copy
+     * as long as the file, read whole for its checksum at close; the raw
+     * subfiles already carry the logical size */
+    uint64_t msize = 0;
+    if (s->ix.nvr && f->rank == 0 && meta_size(f, &msize) < 0)
+        rc = -1;
+    else if (s->ix.nvr && f->rank == 0 && msize > size && truncate(s->meta_path, (off_t)size) < 0) {
         TAGG_ERR(TAGG_E_IO, "cannot set the size of the metadata file '%s' to %llu: %s", s->meta_path,
                  (unsigned long long)size, strerror(errno));
         rc = -1;

@@ -81,7 +81,7 @@ static void sub_free(sub_t *s)
     for (uint32_t k = 0; s->own && k < s->ix.count; k++)
         free(s->own[k]);
     free(s->own), free(s->nown), free(s->mine), free(s->meta_path);
-    if (s->meta_fd > 0)
+    if (s->meta_fd >= 0)
         close(s->meta_fd);
     tagg_sf_index_free(&s->ix);
     free(s);

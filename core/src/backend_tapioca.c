@@ -306,12 +306,77 @@ static int tapioca_close(tagg_file_t *f)
     return 0;
 }
 
+static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir);
+
+/* Collective raw-data requests on a store whose stripes only some ranks may
+ * reach (node-local subfiles): one domain per stripe, each aggregated on its
+ * node, so one pass covers at most owner_window stripes; longer requests go
+ * in consecutive windows of the address space, every rank taking part in each
+ * (with what it has there, maybe nothing). */
+static int move_windows(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir, int W)
+{
+    uint64_t S  = f->store_ops->stripe(f);
+    /* range, and whether any rank holds metadata: a rank with nothing to move
+     * does not know the kind of the call, so the path is agreed here */
+    int64_t  in[3] = {x->n ? (int64_t)x->v[0].off : INT64_MAX, 0, -(int64_t)(x->n && x->meta)}, g[3];
+    for (size_t i = 0; i < x->n; i++)
+        if ((int64_t)(x->v[i].off + x->v[i].len) > in[1])
+            in[1] = (int64_t)(x->v[i].off + x->v[i].len);
+    in[1] = -in[1];
+    int code = MPI_Allreduce(in, g, 3, MPI_INT64_T, MPI_MIN, f->comm);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Allreduce (request range)", code);
+        return -1;
+    }
+    if (g[0] == INT64_MAX)
+        return 0; /* nothing anywhere */
+    if (g[2]) { /* file metadata (to the metadata file, no aggregation) */
+        f->io_meta = 1;
+        return move_one(f, x, dir);
+    }
+    uint64_t lo = (uint64_t)g[0] / S * S, hi = (uint64_t)-g[1], span = (uint64_t)W * S;
+    tagg_extents_t sub;
+    tagg_extents_init(&sub);
+    size_t i = 0;
+    int    rc = 0;
+    for (uint64_t w = lo; w < hi; w += span) {
+        uint64_t wend = w + span;
+        int      lrc  = 0;
+        tagg_extents_reset(&sub);
+        for (size_t j = i; j < x->n && x->v[j].off < wend; j++) { /* x is sorted by offset */
+            uint64_t a = x->v[j].off > w ? x->v[j].off : w, b = x->v[j].off + x->v[j].len;
+            b          = b < wend ? b : wend;
+            if (b > a && tagg_extents_push(&sub, a, b - a, x->v[j].mem + (a - x->v[j].off)) < 0)
+                TAGG_ERR(TAGG_E_NOMEM, "out of memory"), lrc = -1;
+        }
+        while (i < x->n && x->v[i].off + x->v[i].len <= wend)
+            i++;
+        if (lrc < 0)
+            tagg_extents_reset(&sub); /* take part with nothing; the agreement fails every rank */
+        sub.meta = 0;
+        if (move_one(f, &sub, dir) < 0)
+            lrc = -1;
+        if ((rc = tagg_agree(f->comm, lrc, "moving a window of node-local stripes")) < 0)
+            break;
+    }
+    tagg_extents_free(&sub);
+    return rc;
+}
+
 static int move(tagg_file_t *f, const tagg_extents_t *x, bool collective, tagg_dir_t dir)
+{
+    if (!collective)
+        return tagg_io_direct(f, x, dir);
+    int W = f->store_ops->owner_window ? f->store_ops->owner_window(f) : 0;
+    if (W > 0)
+        return move_windows(f, x, dir, W);
+    return move_one(f, x, dir);
+}
+
+static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
 {
     tagg_engine_t *e = f->backend;
     tagg_call_t    c;
-    if (!collective)
-        return tagg_io_direct(f, x, dir);
     double t0 = MPI_Wtime();
     int    rc = tagg_engine_plan(f, e, x, &c), plan_rc = rc;
     double t1 = MPI_Wtime();

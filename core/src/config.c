@@ -15,6 +15,8 @@ const char *const tagg_strategy_names[] = {"memory-aware", "topo-aware",     "sh
 const char *const tagg_layout_names[]   = {"shared", "subfiles", NULL};
 const char *const tagg_aggr_tier_names[] = {"auto", "dram", "hbm", "nvr", "test", NULL};
 const char *const tagg_persistency_names[] = {"none", "job", NULL};
+const char *const tagg_destination_names[] = {"pfs", "nvr", NULL};
+const char *const tagg_drain_names[]       = {"none", "close", NULL};
 
 typedef enum { K_BOOL, K_INT, K_SIZE, K_ENUM, K_STR } kind_t;
 
@@ -309,6 +311,20 @@ int tagg_config_build(tagg_config_t *cfg, const char *env_str, const char *str, 
         return -1;
     }
     if (tagg_config_apply_string(cfg, str, err, errlen) < 0) {
+        tagg_config_clear(cfg);
+        return -1;
+    }
+    /* Keys that only make sense together (checked once everything is applied). */
+    const char *why = NULL;
+    if (cfg->destination == TAGG_DEST_NVR && cfg->layout != TAGG_LAYOUT_SUBFILES)
+        why = "destination=nvr needs layout=subfiles (node-local data is always subfiled: add layout=subfiles)";
+    else if (cfg->destination == TAGG_DEST_NVR && cfg->subfiles != 0)
+        why = "destination=nvr makes one subfile per node: subfiles must be 0";
+    else if (cfg->destination == TAGG_DEST_NVR && cfg->backend != TAGG_BACKEND_TAPIOCA)
+        why = "destination=nvr needs backend=tapioca (its aggregators are placed on the node that holds the data)";
+    if (why) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", why);
         tagg_config_clear(cfg);
         return -1;
     }

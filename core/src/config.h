@@ -69,6 +69,14 @@ typedef enum { TAGG_PERSISTENCY_NONE = 0, TAGG_PERSISTENCY_JOB, TAGG_PERSISTENCY
 /* Layouts of the data on storage. */
 typedef enum { TAGG_LAYOUT_SHARED = 0, TAGG_LAYOUT_SUBFILES = 1, TAGG_LAYOUT_COUNT_ } tagg_layout_t;
 
+/* Where the subfiles of layout=subfiles go (MA-TAPIOCA's node-local SSD as a
+ * destination, seed 002 section 4.4): beside the index on the shared file
+ * system, or in the node-local directory of each node. */
+typedef enum { TAGG_DEST_PFS = 0, TAGG_DEST_NVR = 1, TAGG_DEST_COUNT_ } tagg_destination_t;
+
+/* When node-local subfiles are copied to the shared file system. */
+typedef enum { TAGG_DRAIN_NONE = 0, TAGG_DRAIN_CLOSE = 1, TAGG_DRAIN_COUNT_ } tagg_drain_t;
+
 /* X(name, kind, field type, env var, default text, min, max, enum names, help)
  * kind: BOOL, INT, SIZE (accepts K/M/G suffixes), ENUM, STR. */
 #define TAGG_CONFIG_TABLE(X)                                                                              \
@@ -128,6 +136,15 @@ typedef enum { TAGG_LAYOUT_SHARED = 0, TAGG_LAYOUT_SUBFILES = 1, TAGG_LAYOUT_COU
       "layout=subfiles: number of subfiles N; 0 = one per node (nodes counted with "                      \
       "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)). Used when a file is created; an existing file keeps "   \
       "the count in its index")                                                                            \
+    X(destination, ENUM, int, NULL, "pfs", 0, 0, tagg_destination_names,                                  \
+      "layout=subfiles: where the subfiles go. pfs = beside the index; nvr = one subfile per node in the "  \
+      "node-local directory (`nvr_dir`), written and read only by ranks of that node; the index on the "    \
+      "shared file system records the nodes and paths, file metadata goes to `<path>.tagg.meta` beside "   \
+      "it. Needs layout=subfiles, subfiles=0 and backend=tapioca. Used when a file is created")            \
+    X(drain, ENUM, int, NULL, "none", 0, 0, tagg_drain_names,                                              \
+      "files with node-local subfiles (destination=nvr, also when opened again later, read-only or not): close = at close, each node copies its node-local subfile to the shared file "      \
+      "system beside the index (metadata merged in) and the file becomes an ordinary subfiled file; the "   \
+      "node-local copies are then removed. none = they stay for the job (`tagg-fuse --drain` later)")       \
     X(fsync, BOOL, int, TAGG_ENV_FSYNC, "0", 0, 1, NULL,                                                 \
       "call MPI_File_sync at flush and close, so timings include the storage")                          \
     X(async, BOOL, int, TAGG_ENV_ASYNC, "0", 0, 1, NULL,                                                  \
@@ -147,6 +164,8 @@ extern const char *const tagg_strategy_names[];
 extern const char *const tagg_layout_names[];
 extern const char *const tagg_aggr_tier_names[];
 extern const char *const tagg_persistency_names[];
+extern const char *const tagg_destination_names[];
+extern const char *const tagg_drain_names[];
 
 typedef struct tagg_config {
 #define TAGG_CONFIG_FIELD_(name, kind, ctype, env, def, lo, hi, names, help) ctype name;

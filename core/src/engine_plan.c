@@ -210,6 +210,32 @@ static int elect_by_registry(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, c
     return rc;
 }
 
+/* Election when the store restricts who may reach a stripe (node-local
+ * subfiles; domains are single stripes): domain d goes to the next allowed rank
+ * of its stripe not yet used in this call, in rank order. Deterministic, so
+ * every rank computes it alone. The cost model is not consulted: the node is
+ * fixed by where the data lives, which is what the model would decide. */
+static int elect_owners(tagg_file_t *f, tagg_call_t *c)
+{
+    int *used = calloc((size_t)f->size, sizeof *used); /* per first allowed rank (one per node group) */
+    int  rc   = 0;
+    if (!used)
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;
+    for (int d = 0; d < c->ndom && rc == 0; d++) {
+        uint64_t off  = c->lo + (uint64_t)d * c->dsize;
+        int      head = f->store_ops->owner(f, off, 0);
+        int      r    = head >= 0 ? f->store_ops->owner(f, off, used[head]++) : -1;
+        if (r < 0) {
+            TAGG_ERR(TAGG_E_IO, "no rank left on the node holding address %llu to aggregate it (%d domains)",
+                     (unsigned long long)off, c->ndom);
+            rc = -1;
+        }
+        c->aggr[d] = r;
+    }
+    free(used);
+    return tagg_agree(f->comm, rc, "electing aggregators on the nodes holding the data");
+}
+
 /* Splits the rank's extents into (domain, round) pieces, sorted by round. */
 static int make_pieces(tagg_call_t *c, const tagg_extents_t *x, uint64_t B, span_t *mine)
 {
@@ -472,8 +498,12 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, 
     if (!unit)
         unit = (uint64_t)f->cfg.block;
     c->lo        = lo / unit * unit;
+    /* stripes only some ranks may reach (node-local subfiles): one domain per stripe */
+    int owned    = f->store_ops->owner && f->store_ops->owner(f, c->lo, 0) >= 0;
     int naggr    = f->cfg.aggregators ? f->cfg.aggregators : tagg_naggr(total, P, &e->opts, NULL);
     naggr        = naggr < 1 ? 1 : naggr > P ? P : naggr;
+    if (owned)
+        naggr = (int)((hi - c->lo + unit - 1) / unit); /* the caller keeps it within owner_window */
     uint64_t spn = hi - c->lo, per = (spn + (uint64_t)naggr - 1) / (uint64_t)naggr;
     c->dsize     = (per + unit - 1) / unit * unit;
     c->ndom      = (int)((spn + c->dsize - 1) / c->dsize);
@@ -507,7 +537,9 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, 
         rc = -1;
         goto done;
     }
-    if (e->cost_based) /* agreed through its own reductions */
+    if (owned) /* destination=nvr: a rank of the node that holds each stripe (agreed) */
+        rc = elect_owners(f, c);
+    else if (e->cost_based) /* agreed through its own reductions */
         rc = elect_by_cost(f, e, c, M, &sc);
     else /* local and deterministic, but a model call may run out of memory on one rank */
         rc = tagg_agree(f->comm, elect_by_registry(f, e, c, M, &sc), "electing aggregators");

@@ -52,7 +52,7 @@ int tagg_io_direct(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
 
 int tagg_file_delete(const char *path, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg)
 {
-    return stores[detect_layout(path, comm, cfg->layout)]->del(path, comm, info);
+    return stores[detect_layout(path, comm, cfg->layout)]->del(path, comm, info, cfg);
 }
 
 int tagg_agree(MPI_Comm comm, int local_rc, const char *what)
@@ -83,7 +83,10 @@ static void stats_reduce(const tagg_file_t *f, tagg_stats_t *total)
 int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, size_t len)
 {
     const char *slash = strrchr(f->path, '/');
-    char        extra[160] = "", async[256] = "";
+    char        extra[160] = "", async[256] = "", nvr[96] = "";
+    if (f->size_everywhere) /* node-local subfiles */
+        snprintf(nvr, sizeof nvr, " destination=nvr nvr_opens=%llu nvr_refused=%llu",
+                 (unsigned long long)t->nvr_opens, (unsigned long long)t->nvr_refused);
     if (f->ops->describe) {
         extra[0] = ' ';
         f->ops->describe(f, extra + 1, sizeof extra - 1);
@@ -100,15 +103,15 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                     "tagg: file=%s driver=tagg layout=%s backend=%s ranks=%d "
                     "raw_write_bytes=%llu raw_write_calls=%llu raw_read_bytes=%llu raw_read_calls=%llu "
                     "md_write_bytes=%llu md_read_bytes=%llu coll_write_calls=%llu coll_read_calls=%llu "
-                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s",
+                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s%s",
                     slash ? slash + 1 : f->path, tagg_layout_names[f->cfg.layout], f->ops->name, f->size,
                     (unsigned long long)t->bytes[TAGG_WRITE][TAGG_RAW], (unsigned long long)t->calls[TAGG_WRITE][TAGG_RAW],
                     (unsigned long long)t->bytes[TAGG_READ][TAGG_RAW], (unsigned long long)t->calls[TAGG_READ][TAGG_RAW],
                     (unsigned long long)t->bytes[TAGG_WRITE][TAGG_META], (unsigned long long)t->bytes[TAGG_READ][TAGG_META],
                     (unsigned long long)t->coll_calls[TAGG_WRITE], (unsigned long long)t->coll_calls[TAGG_READ],
                     (unsigned long long)t->extents[TAGG_WRITE], (unsigned long long)t->extents[TAGG_READ],
-                    (unsigned long long)t->aggr_calls[TAGG_WRITE], (unsigned long long)t->aggr_calls[TAGG_READ], extra,
-                    async);
+                    (unsigned long long)t->aggr_calls[TAGG_WRITE], (unsigned long long)t->aggr_calls[TAGG_READ], nvr,
+                    extra, async);
 }
 
 static void file_free(tagg_file_t *f)
@@ -185,9 +188,12 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
     int src = f->store_ops->open(f, flags);
     rc      = brc < 0 || src < 0 ? -1 : 0;
     uint64_t size = 0;
-    if (rc == 0 && f->rank == 0 && f->store_ops->get_size(f, &size) < 0)
+    /* rank 0 knows the size, or, with node-local subfiles (size_everywhere),
+     * each rank its node's part: the largest end */
+    int asks = f->rank == 0 || f->size_everywhere;
+    if (rc == 0 && asks && f->store_ops->get_size(f, &size) < 0)
         rc = -1;
-    in[0] = rc < 0 ? f->rank + 1 : 0, in[1] = f->rank == 0 ? (int64_t)size : 0;
+    in[0] = rc < 0 ? f->rank + 1 : 0, in[1] = asks ? (int64_t)size : 0;
     if ((code = MPI_Allreduce(in, out, 2, MPI_INT64_T, MPI_MAX, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (tagg open)", code);
         out[0] = f->rank + 1;
@@ -232,18 +238,24 @@ int tagg_file_get_size(tagg_file_t *f, uint64_t *size)
 {
     int      rc  = 0;
     uint64_t msg[2] = {0, 0};
-    if (f->rank == 0) {
+    if (f->rank == 0 || f->size_everywhere) {
         rc     = f->store_ops->get_size(f, &msg[0]);
         msg[1] = rc < 0;
     }
-    int code = MPI_Bcast(msg, 2, MPI_UINT64_T, 0, f->comm);
+    int code;
+    if (f->size_everywhere) { /* each rank knows part (its node's subfiles): the largest end, any failure */
+        uint64_t in[2] = {msg[0], msg[1]};
+        code           = MPI_Allreduce(in, msg, 2, MPI_UINT64_T, MPI_MAX, f->comm);
+    }
+    else
+        code = MPI_Bcast(msg, 2, MPI_UINT64_T, 0, f->comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Bcast (file size)", code);
         return -1;
     }
     if (msg[1]) {
-        if (f->rank != 0)
-            TAGG_ERR(TAGG_E_IO, "getting the size of %s failed on rank 0", f->path);
+        if (rc == 0)
+            TAGG_ERR(TAGG_E_IO, "getting the size of %s failed on %s", f->path, f->size_everywhere ? "another rank" : "rank 0");
         return -1;
     }
     *size = msg[0];
@@ -336,7 +348,8 @@ int tagg_io_exec(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool colle
     }
     /* A rank that failed locally still takes part (with nothing) in a collective
      * backend call, so that no rank is left waiting. */
-    x->meta = kind == TAGG_META;
+    x->meta    = kind == TAGG_META;
+    f->io_meta = x->meta; /* the store routes metadata apart for node-local subfiles */
     if (rc == 0 || collective) {
         const tagg_extents_t *use = rc == 0 ? x : &none;
         brc = dir == TAGG_WRITE ? f->ops->write(f, use, collective) : f->ops->read(f, use, collective);

@@ -31,6 +31,8 @@ typedef struct tagg_stats {
     uint64_t oversize;      /* writes larger than the pool, written synchronously */
     uint64_t drains;        /* operations that waited for the file's staged writes */
     uint64_t bg_failures;   /* staged writes that failed in the background */
+    uint64_t nvr_opens;     /* destination=nvr: node-local subfiles this rank opened (all on its node) */
+    uint64_t nvr_refused;   /* destination=nvr: accesses refused (another node's subfile) */
 } tagg_stats_t;
 
 typedef struct tagg_file  tagg_file_t;
@@ -63,8 +65,10 @@ struct tagg_file {
     uint64_t                  eof;     /* file size all ranks agree on (open, set_size) */
     unsigned                  flags;   /* TAGG_OPEN_* the file was opened with */
     tagg_stats_t              stats;
-    tagg_async_t             *async;         /* asynchronous mode, NULL when synchronous */
-    int                       async_fallback; /* async=1 asked for, MPI lacks MPI_THREAD_MULTIPLE */
+    tagg_async_t             *async;          /* asynchronous mode, NULL when synchronous */
+    int                       async_fallback;  /* async=1 asked for, MPI lacks MPI_THREAD_MULTIPLE */
+    int                       io_meta;         /* the request being moved is file metadata (set by tagg_io_*) */
+    int                       size_everywhere; /* the store's get_size is local knowledge: every rank asks, max */
 };
 
 /* HDF5-style open flags, translated by the caller (vfd) into these. */

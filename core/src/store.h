@@ -8,6 +8,8 @@
 #ifndef TAGG_STORE_H
 #define TAGG_STORE_H
 
+#include "config.h"
+
 #include <mpi.h>
 #include <stdint.h>
 
@@ -31,10 +33,19 @@ typedef struct tagg_store_ops {
     /* Collective: data written so far reaches storage. */
     int (*sync)(tagg_file_t *f);
     /* Collective: removes a file of this layout (H5Fdelete). */
-    int (*del)(const char *path, MPI_Comm comm, MPI_Info info);
+    int (*del)(const char *path, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg);
     /* The unit (bytes) the layout stores contiguously and that file domains
      * should be aligned to; 0 when any alignment will do. */
     uint64_t (*stripe)(const tagg_file_t *f);
+    /* Optional (NULL, or returns -1 for i = 0: any rank may access any byte).
+     * For layouts whose stripes only some ranks can reach (node-local
+     * subfiles): the i-th rank (ascending) allowed to access the stripe holding
+     * address off, or -1 past the last. Collective requests then get one file
+     * domain per stripe, aggregated by an allowed rank (engine_plan.c). */
+    int (*owner)(const tagg_file_t *f, uint64_t off, int i);
+    /* Optional, with owner: how many consecutive stripes one collective pass
+     * may cover so that every stripe gets its own allowed aggregator. */
+    int (*owner_window)(const tagg_file_t *f);
 } tagg_store_ops_t;
 
 extern const tagg_store_ops_t tagg_store_shared;

@@ -132,9 +132,10 @@ static int shared_sync(tagg_file_t *f)
     return 0;
 }
 
-static int shared_del(const char *path, MPI_Comm comm, MPI_Info info)
+static int shared_del(const char *path, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg)
 {
     int rank, rc = 0;
+    (void)cfg;
     MPI_Comm_rank(comm, &rank);
     MPI_Barrier(comm);
     if (rank == 0) {

@@ -126,8 +126,9 @@ void tagg_sf_index_free(tagg_sf_index_t *idx)
 {
     if (idx->sub)
         for (uint32_t k = 0; k < idx->count; k++)
-            free(idx->sub[k].name);
+            free(idx->sub[k].name), free(idx->sub[k].node);
     free(idx->sub);
+    free(idx->meta.name);
     memset(idx, 0, sizeof *idx);
 }
 
@@ -144,6 +145,8 @@ char *tagg_sf_default_name(const char *path, uint32_t k, uint32_t N)
 
 char *tagg_sf_subfile_path(const char *path, const char *name)
 {
+    if (name[0] == '/')
+        return strdup(name);
     const char *slash = strrchr(path, '/');
     size_t      dir   = slash ? (size_t)(slash - path) + 1 : 0;
     char       *s     = malloc(dir + strlen(name) + 1);
@@ -152,6 +155,60 @@ char *tagg_sf_subfile_path(const char *path, const char *name)
         strcpy(s + dir, name);
     }
     return s;
+}
+
+char *tagg_sf_meta_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base             = base ? base + 1 : path;
+    size_t len       = strlen(base) + 16;
+    char  *s         = malloc(len);
+    if (s)
+        snprintf(s, len, "%s.tagg.meta", base);
+    return s;
+}
+
+char *tagg_sf_nvr_path(const char *dir, const char *node, const char *path, uint32_t k, uint32_t N)
+{
+    char        cwd[4096] = "";
+    const char *base      = strrchr(path, '/');
+    base                  = base ? base + 1 : path;
+    if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
+        cwd[0] = '\0';
+    uint64_t h   = tagg_crc64(tagg_crc64(tagg_crc64(0, cwd, strlen(cwd)), "/", path[0] != '/'), path, strlen(path));
+    size_t   len = strlen(dir) + strlen(node) + strlen(base) + 80;
+    char    *s   = malloc(len);
+    if (s)
+        snprintf(s, len, "%s/tagg-nvr.%s/%s.%016" PRIx64 ".%" PRIu32 "of%" PRIu32, dir, node, base, h, k, N);
+    return s;
+}
+
+int tagg_sf_mkdir_for(const char *file)
+{
+    char *d = strdup(file);
+    if (!d)
+        return errno = ENOMEM, -1;
+    char *slash = strrchr(d, '/');
+    if (!slash || slash == d) {
+        free(d);
+        return 0;
+    }
+    *slash = '\0';
+    for (char *p = d + 1;; p++) { /* each component in turn */
+        if (*p == '/' || !*p) {
+            char c = *p;
+            *p     = '\0';
+            if (mkdir(d, 0777) < 0 && errno != EEXIST) {
+                int e = errno;
+                free(d);
+                return errno = e, -1;
+            }
+            if (!(*p = c))
+                break;
+        }
+    }
+    free(d);
+    return 0;
 }
 
 /* ------------------------------------------------------------ format and parse */
@@ -164,14 +221,30 @@ int tagg_sf_index_format(const tagg_sf_index_t *idx, char **text, size_t *len)
     char *s = malloc(cap);
     if (!s)
         return -1;
+    if (idx->nvr) {
+        cap += 80 + (idx->meta.name ? strlen(idx->meta.name) : 0);
+        for (uint32_t k = 0; k < idx->count; k++)
+            cap += 40 + (idx->sub[k].node ? strlen(idx->sub[k].node) : 0);
+        s = realloc(s, cap);
+        if (!s)
+            return -1;
+    }
     int n = snprintf(s, cap,
-                     TAGG_SF_HEADLINE "\nformat %u\nlayout subfiles\nstate %s\nstripe_size %" PRIu64
+                     TAGG_SF_HEADLINE "\nformat %u\nlayout subfiles\n%sstate %s\nstripe_size %" PRIu64
                                       "\nsubfile_count %" PRIu32 "\nlogical_size %" PRIu64 "\nchecksum crc64-xz\n",
-                     idx->version, idx->closed ? "closed" : "open", idx->stripe, idx->count, idx->logical_size);
+                     idx->nvr ? TAGG_SF_VERSION_NVR : TAGG_SF_VERSION, idx->nvr ? "destination nvr\n" : "",
+                     idx->closed ? "closed" : "open", idx->stripe, idx->count, idx->logical_size);
     size_t used = (size_t)n;
-    for (uint32_t k = 0; k < idx->count; k++)
+    if (idx->nvr)
+        used += (size_t)snprintf(s + used, cap - used, "metadata %" PRIu64 " %016" PRIx64 " %s\n", idx->meta.size,
+                                 idx->meta.crc, idx->meta.name ? idx->meta.name : "");
+    for (uint32_t k = 0; k < idx->count; k++) {
         used += (size_t)snprintf(s + used, cap - used, "subfile %" PRIu32 " %" PRIu64 " %016" PRIx64 " %s\n", k,
                                  idx->sub[k].size, idx->sub[k].crc, idx->sub[k].name);
+        if (idx->nvr)
+            used += (size_t)snprintf(s + used, cap - used, "node %" PRIu32 " %s\n", k,
+                                     idx->sub[k].node ? idx->sub[k].node : "");
+    }
     uint64_t crc = tagg_crc64(0, s, used);
     used += (size_t)snprintf(s + used, cap - used, "index_crc64 %016" PRIx64 "\n", crc);
     *text = s;
@@ -227,8 +300,10 @@ int tagg_sf_index_parse(const char *text, size_t len, tagg_sf_index_t *idx, char
     next_line(&p, end, &l);
     if (!(line = next_line(&p, end, &l)) || key_u64(line, l, "format", &v) < 0)
         BAD("index: no 'format' line after the magic");
-    if (v != TAGG_SF_VERSION)
-        BAD("unsupported index format version %" PRIu64 " (this tagg reads version %u)", v, TAGG_SF_VERSION);
+    if (v != TAGG_SF_VERSION && v != TAGG_SF_VERSION_NVR)
+        BAD("unsupported index format version %" PRIu64 " (this tagg reads versions %u and %u)", v, TAGG_SF_VERSION,
+            TAGG_SF_VERSION_NVR);
+    int nvr = v == TAGG_SF_VERSION_NVR;
     /* the index checksum: the last line, over every byte before it */
     {
         const char *last = end;
@@ -252,6 +327,8 @@ int tagg_sf_index_parse(const char *text, size_t len, tagg_sf_index_t *idx, char
     }
     if (!(line = next_line(&p, end, &l)) || l != strlen("layout subfiles") || memcmp(line, "layout subfiles", l))
         BAD("index: expected 'layout subfiles'");
+    if (nvr && (!(line = next_line(&p, end, &l)) || l != strlen("destination nvr") || memcmp(line, "destination nvr", l)))
+        BAD("index: format 2 expects 'destination nvr'");
     if (!(line = next_line(&p, end, &l)) || l < 7 || strncmp(line, "state ", 6))
         BAD("index: expected 'state open|closed'");
     int closed = l == 12 && !memcmp(line + 6, "closed", 6);
@@ -270,6 +347,25 @@ int tagg_sf_index_parse(const char *text, size_t len, tagg_sf_index_t *idx, char
         BAD("out of memory");
     idx->closed       = closed;
     idx->logical_size = lsize;
+    idx->version      = (unsigned)v;
+    idx->nvr          = nvr;
+    if (nvr) {
+        unsigned long long sz, crc;
+        int                used = 0;
+        char               head[128];
+        if (!(line = next_line(&p, end, &l)))
+            BAD("index: missing 'metadata' line");
+        size_t hl = l < sizeof head - 1 ? l : sizeof head - 1;
+        memcpy(head, line, hl);
+        head[hl] = '\0';
+        if (sscanf(head, "metadata %llu %16llx %n", &sz, &crc, &used) != 2 || used == 0 || (size_t)used >= l)
+            BAD("index: bad 'metadata' line: '%.*s'", (int)hl, line);
+        idx->meta.size = sz, idx->meta.crc = crc;
+        if (!(idx->meta.name = strndup(line + used, l - (size_t)used)))
+            BAD("out of memory");
+        if (strchr(idx->meta.name, '/'))
+            BAD("index: metadata file name '%s' is not a plain name", idx->meta.name);
+    }
     for (uint32_t k = 0; k < idx->count; k++) {
         char          head[128];
         unsigned      kk;
@@ -287,8 +383,18 @@ int tagg_sf_index_parse(const char *text, size_t len, tagg_sf_index_t *idx, char
         idx->sub[k].crc  = crc;
         if (!(idx->sub[k].name = strndup(line + used, l - (size_t)used)))
             BAD("out of memory");
-        if (strchr(idx->sub[k].name, '/'))
+        if (!nvr && strchr(idx->sub[k].name, '/'))
             BAD("index: subfile name '%s' is not a plain name", idx->sub[k].name);
+        if (nvr && idx->sub[k].name[0] != '/')
+            BAD("index: node-local subfile path '%s' is not absolute", idx->sub[k].name);
+        if (nvr) {
+            char want[32];
+            int  wl = snprintf(want, sizeof want, "node %" PRIu32 " ", k);
+            if (!(line = next_line(&p, end, &l)) || l <= (size_t)wl || memcmp(line, want, (size_t)wl))
+                BAD("index: missing 'node %" PRIu32 "' line", k);
+            if (!(idx->sub[k].node = strndup(line + wl, l - (size_t)wl)))
+                BAD("out of memory");
+        }
     }
     if (p != end)
         BAD("index: unexpected text after the subfile lines");
@@ -420,4 +526,121 @@ int tagg_sf_probe(const char *path, char *err, size_t errlen)
         return -1;
     }
     return (size_t)got == sizeof head - 1 && !memcmp(head, TAGG_SF_MAGIC, sizeof head - 1);
+}
+
+/* ------------------------------------------------------------ format 2: metadata overlay, drain */
+
+int tagg_sf_overlay_meta(int meta_fd, uint64_t off, char *buf, size_t n, char *err, size_t errlen)
+{
+    enum { STEP = 1 << 16 };
+    unsigned char tmp[STEP];
+    for (size_t done = 0; done < n;) {
+        size_t  want = n - done < STEP ? n - done : STEP;
+        ssize_t got  = pread(meta_fd, tmp, want, (off_t)(off + done));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            set_err(err, errlen, "reading the metadata file at %" PRIu64 ": %s", off + done, strerror(errno));
+            return -1;
+        }
+        if (got == 0)
+            break; /* past its end: zeros */
+        for (ssize_t i = 0; i < got; i++)
+            buf[done + (size_t)i] |= (char)tmp[i];
+        done += (size_t)got;
+    }
+    return 0;
+}
+
+int tagg_sf_drain_one(const char *path, const tagg_sf_index_t *ix, uint32_t k, int meta_fd, const char *out,
+                      uint64_t *size, uint64_t *crc, char *err, size_t errlen)
+{
+    enum { CH = 4 << 20 };
+    char    *in   = tagg_sf_subfile_path(path, ix->sub[k].name);
+    char    *buf  = malloc(CH);
+    int      ifd  = -1, ofd = -1, rc = -1, created = 0;
+    uint64_t want = tagg_sf_subfile_size(ix->logical_size, ix->stripe, ix->count, k);
+    uint64_t rcrc = 0, rgot = 0, ocrc = 0;
+    if (!in || !buf) {
+        set_err(err, errlen, "out of memory");
+        goto done;
+    }
+    if ((ifd = open(in, O_RDONLY)) < 0) {
+        set_err(err, errlen, "node-local subfile %" PRIu32 " '%s' (node %s) is missing: %s", k, in,
+                ix->sub[k].node ? ix->sub[k].node : "?", strerror(errno));
+        goto done;
+    }
+    if ((ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0) {
+        set_err(err, errlen, "cannot create '%s': %s", out, strerror(errno));
+        goto done;
+    }
+    created = 1;
+    /* local offset by local offset: the raw subfile is read front to back (its
+     * checksum accumulates), each piece lies in one stripe */
+    for (uint64_t loc = 0; loc < want;) {
+        uint64_t n = ix->stripe - loc % ix->stripe;
+        if (n > CH)
+            n = CH;
+        if (n > want - loc)
+            n = want - loc;
+        uint64_t logical = ((loc / ix->stripe) * ix->count + k) * ix->stripe + loc % ix->stripe;
+        ssize_t  r;
+        do
+            r = pread(ifd, buf, (size_t)n, (off_t)loc);
+        while (r < 0 && errno == EINTR);
+        if (r < 0) {
+            set_err(err, errlen, "reading '%s' at %" PRIu64 ": %s", in, loc, strerror(errno));
+            goto done;
+        }
+        if (r > 0 && loc == rgot)
+            rcrc = tagg_crc64(rcrc, buf, (size_t)r), rgot += (uint64_t)r;
+        memset(buf + r, 0, (size_t)(n - (uint64_t)r));
+        if (tagg_sf_overlay_meta(meta_fd, logical, buf, (size_t)n, err, errlen) < 0)
+            goto done;
+        for (size_t w = 0; w < n;) {
+            ssize_t put = pwrite(ofd, buf + w, (size_t)n - w, (off_t)(loc + w));
+            if (put < 0 && errno == EINTR)
+                continue;
+            if (put <= 0) {
+                set_err(err, errlen, "writing '%s': %s", out, put < 0 ? strerror(errno) : "no space");
+                goto done;
+            }
+            w += (size_t)put;
+        }
+        ocrc = tagg_crc64(ocrc, buf, (size_t)n);
+        loc += n;
+    }
+    { /* the rest of the raw subfile (nothing, unless it is longer than the index says) */
+        struct stat st;
+        if (fstat(ifd, &st) == 0 && (uint64_t)st.st_size > rgot) {
+            uint64_t s2, c2;
+            if (tagg_sf_file_crc(in, &s2, &c2, NULL, 0) == 0)
+                rgot = s2, rcrc = c2;
+        }
+    }
+    if (ix->closed && (rgot != ix->sub[k].size || rcrc != ix->sub[k].crc)) {
+        set_err(err, errlen, "%s node-local subfile %" PRIu32 " '%s': %" PRIu64 " bytes crc64 %016" PRIx64
+                             ", the index records %" PRIu64 " bytes crc64 %016" PRIx64,
+                rgot != ix->sub[k].size ? "SIZE MISMATCH" : "CHECKSUM MISMATCH", k, in, rgot, rcrc, ix->sub[k].size,
+                ix->sub[k].crc);
+        goto done;
+    }
+    if (fsync(ofd) < 0 || close(ofd) < 0) {
+        ofd = -1;
+        set_err(err, errlen, "writing '%s': %s", out, strerror(errno));
+        goto done;
+    }
+    ofd   = -1;
+    *size = want;
+    *crc  = ocrc;
+    rc    = 0;
+done:
+    if (ofd >= 0)
+        close(ofd);
+    if (rc < 0 && created)
+        unlink(out);
+    if (ifd >= 0)
+        close(ifd);
+    free(in), free(buf);
+    return rc;
 }

@@ -20,6 +20,24 @@
  *   ...                            spaces) is relative to the directory of `<path>`
  *   index_crc64 CRC             <- CRC-64 of every byte before this line; last line
  *
+ * Format 2 (destination=nvr: node-local subfiles). Written only for such files,
+ * so every file with subfiles beside the index stays format 1, readable by
+ * older tagg. The differences:
+ *
+ *   format 2
+ *   layout subfiles
+ *   destination nvr             <- new line after "layout"
+ *   state ...                      (then as format 1 up to "checksum crc64-xz")
+ *   metadata SIZE CRC NAME      <- the HDF5 file metadata (every non-raw-data byte), at its
+ *                                  logical address in a sparse file beside the index
+ *   subfile k SIZE CRC PATH     <- PATH absolute, in the node-local directory of node k
+ *   node k NODE                 <- after each subfile line: the node that holds it
+ *
+ * A logical byte is raw data (in its subfile, by the stripe map) or metadata
+ * (in the metadata file); the other copy is a hole, so the logical file is the
+ * bytewise OR of both (tagg_sf_overlay_meta). HDF5 never gives one address to
+ * both kinds within a file (the driver's free-list map keeps raw data apart).
+ *
  * CRC-64/XZ: polynomial 0x42F0E1EBA9EA3693 (ECMA-182), reflected, initial value
  * and final xor all ones; crc64("123456789") = 0x995dc9bbdf1939fa. Readers check
  * the magic, then the version (a newer format may checksum differently), then
@@ -32,7 +50,8 @@
 
 #define TAGG_SF_MAGIC "tagg subfiled HDF5 file"
 #define TAGG_SF_HEADLINE TAGG_SF_MAGIC ", use tagg-fuse IN OUT for one HDF5 file"
-#define TAGG_SF_VERSION 1u
+#define TAGG_SF_VERSION 1u     /* subfiles beside the index */
+#define TAGG_SF_VERSION_NVR 2u /* node-local subfiles + metadata file */
 /* Indexes are small (about 60 bytes a subfile); anything larger is not one. */
 #define TAGG_SF_INDEX_MAX ((size_t)64 << 20)
 
@@ -40,6 +59,7 @@ typedef struct {
     char    *name; /* relative to the index file's directory */
     uint64_t size; /* bytes */
     uint64_t crc;  /* CRC-64/XZ of the whole subfile */
+    char    *node; /* format 2: the node holding it (NULL in format 1) */
 } tagg_sf_entry_t;
 
 typedef struct {
@@ -49,6 +69,8 @@ typedef struct {
     uint32_t         count;  /* N */
     uint64_t         logical_size;
     tagg_sf_entry_t *sub; /* count entries */
+    int              nvr;  /* format 2: subfiles node-local, metadata in `meta` */
+    tagg_sf_entry_t  meta; /* format 2: the metadata file (name beside the index) */
 } tagg_sf_index_t;
 
 /* --- stripe map (S > 0, N > 0) */
@@ -70,8 +92,29 @@ int tagg_sf_index_init(tagg_sf_index_t *idx, uint64_t stripe, uint32_t count);
 void tagg_sf_index_free(tagg_sf_index_t *idx);
 /* The default subfile name: "<base of path>.tagg.<k>of<N>" (malloc'd). */
 char *tagg_sf_default_name(const char *path, uint32_t k, uint32_t N);
-/* Path of a subfile named in the index of the file at path (malloc'd). */
+/* Path of a subfile named in the index of the file at path (malloc'd); an
+ * absolute name (format 2) is itself. */
 char *tagg_sf_subfile_path(const char *path, const char *name);
+/* Format 2 names (malloc'd). The metadata file: "<base>.tagg.meta". A node-local
+ * subfile: "<dir>/tagg-nvr.<node>/<base>.<h>.<k>of<N>", h = 16 hex digits of the
+ * CRC-64 of the index's absolute path, so that two files of one name in
+ * different directories do not meet in the node-local directory. */
+char *tagg_sf_meta_name(const char *path);
+char *tagg_sf_nvr_path(const char *dir, const char *node, const char *path, uint32_t k, uint32_t N);
+/* Creates the directory of a file path (and its parents), mode 0777 & umask. 0 or -1 (errno). */
+int tagg_sf_mkdir_for(const char *file);
+
+/* --- format 2 helpers (fuse, drain) */
+/* ORs the metadata file's bytes of logical [off, off+n) into buf (holes and
+ * past-the-end read as zeros). 0 or -1 with a message. */
+int tagg_sf_overlay_meta(int meta_fd, uint64_t off, char *buf, size_t n, char *err, size_t errlen);
+/* Drains subfile k of the format-2 index ix (of the file at path): writes to
+ * out what subfile k of an ordinary (format 1) file holds, its raw data with
+ * the metadata of its stripes merged in, tagg_sf_subfile_size(logical size)
+ * bytes, fsync'd; checks the node-local subfile against the index's size and
+ * CRC on the way. *size, *crc: those of out. 0 or -1 with a message (out removed). */
+int tagg_sf_drain_one(const char *path, const tagg_sf_index_t *ix, uint32_t k, int meta_fd, const char *out,
+                      uint64_t *size, uint64_t *crc, char *err, size_t errlen);
 
 /* Text of the index (malloc'd, *len bytes, no terminating NUL counted). 0 or -1. */
 int tagg_sf_index_format(const tagg_sf_index_t *idx, char **text, size_t *len);

@@ -141,6 +141,66 @@ static void expect_reject(const char *text, const char *want)
     assert_null(ix.sub);
 }
 
+/* Format 2 (node-local subfiles): round trip, and what a reader refuses. */
+static void test_format2(void **state)
+{
+    (void)state;
+    tagg_sf_index_t ix, back;
+    char           *text, err[256];
+    size_t          len;
+    assert_int_equal(tagg_sf_index_init(&ix, 4096, 2), 0);
+    ix.nvr = 1, ix.closed = 1, ix.logical_size = 9000;
+    ix.meta.name = tagg_sf_meta_name("/pfs/run/out.h5");
+    ix.meta.size = 9000, ix.meta.crc = 7;
+    assert_string_equal(ix.meta.name, "out.h5.tagg.meta");
+    for (uint32_t k = 0; k < 2; k++) {
+        ix.sub[k].node = strdup(k ? "host.vnode1" : "host.vnode0");
+        ix.sub[k].name = tagg_sf_nvr_path("/local/ssd", ix.sub[k].node, "/pfs/run/out.h5", k, 2);
+        ix.sub[k].size = 4096, ix.sub[k].crc = 100 + k;
+    }
+    assert_non_null(strstr(ix.sub[1].name, "/local/ssd/tagg-nvr.host.vnode1/out.h5."));
+    assert_non_null(strstr(ix.sub[1].name, ".1of2"));
+    char *other = tagg_sf_nvr_path("/local/ssd", "host.vnode1", "/pfs/other/out.h5", 1, 2);
+    assert_string_not_equal(other, ix.sub[1].name); /* same base name, other directory: other path */
+    free(other);
+    char *p = tagg_sf_subfile_path("/pfs/run/out.h5", ix.sub[0].name);
+    assert_string_equal(p, ix.sub[0].name); /* absolute names are themselves */
+    free(p);
+    assert_int_equal(tagg_sf_index_format(&ix, &text, &len), 0);
+    assert_non_null(strstr(text, "\nformat 2\nlayout subfiles\ndestination nvr\n"));
+    assert_non_null(strstr(text, "\nnode 1 host.vnode1\n"));
+    assert_int_equal(tagg_sf_index_parse(text, len, &back, err, sizeof err), 0);
+    assert_int_equal(back.nvr, 1);
+    assert_int_equal(back.version, 2);
+    assert_string_equal(back.meta.name, ix.meta.name);
+    assert_true(back.meta.size == 9000 && back.meta.crc == 7);
+    for (uint32_t k = 0; k < 2; k++) {
+        assert_string_equal(back.sub[k].name, ix.sub[k].name);
+        assert_string_equal(back.sub[k].node, ix.sub[k].node);
+        assert_true(back.sub[k].crc == 100 + k);
+    }
+    tagg_sf_index_free(&back);
+    free(text);
+    /* a relative node-local path: refused (the index checksum is right, only the field is wrong) */
+    free(ix.sub[0].name);
+    ix.sub[0].name = strdup("relative.0of2");
+    assert_int_equal(tagg_sf_index_format(&ix, &text, &len), 0);
+    assert_int_equal(tagg_sf_index_parse(text, len, &back, err, sizeof err), -1);
+    assert_non_null(strstr(err, "is not absolute"));
+    free(text);
+    /* format 1 files are still written as format 1 */
+    ix.nvr = 0;
+    free(ix.sub[0].name);
+    ix.sub[0].name = strdup("out.h5.tagg.0of2");
+    free(ix.sub[1].name);
+    ix.sub[1].name = strdup("out.h5.tagg.1of2");
+    assert_int_equal(tagg_sf_index_format(&ix, &text, &len), 0);
+    assert_non_null(strstr(text, "\nformat 1\nlayout subfiles\nstate closed\n"));
+    assert_null(strstr(text, "node "));
+    free(text);
+    tagg_sf_index_free(&ix);
+}
+
 static void test_rejects(void **state)
 {
     (void)state;
@@ -160,8 +220,8 @@ static void test_rejects(void **state)
     *strstr(t, "format 1") = 'F';
     expect_reject(t, "no 'format' line");
     strcpy(t, text);
-    strstr(t, "format 1")[7] = '2';
-    expect_reject(t, "unsupported index format version 2");
+    strstr(t, "format 1")[7] = '3';
+    expect_reject(t, "unsupported index format version 3");
 
     strcpy(t, text);
     strstr(t, "stripe_size 4096")[12] = '8'; /* any change of the body */
@@ -203,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_crc64),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_rejects),
+        cmocka_unit_test(test_format2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,16 @@
  *     verify: only open an existing FILE and check it (expected values do not
  *             depend on the number of ranks that wrote it, so any count reads back)
  *     delete: only H5Fdelete(FILE) through the file-access list's driver
+ *   WORKLOAD_XFER=coll in the environment makes every dataset transfer
+ *   collective with selection I/O on, writes the bytes the other mode leaves
+ *   to the fill value (whole rows of the strided dataset, element 0 of the
+ *   byte dataset; else unwritten raw bytes may hold stale metadata bytes
+ *   under MPI-IO and zeros with node-local subfiles), (without it HDF5 turns a collective
+ *   transfer with type conversion into independent writes), turns the chunk
+ *   cache off (in a read-only file HDF5 reads whole chunks into it, each rank
+ *   independently) and leaves out the fill-value write at allocation (which HDF5
+ *   does from rank 0 alone): same datasets, same values, for destination=nvr,
+ *   where an independent access to another node's data is refused
  *
  * Writes groups, attributes, contiguous and chunked datasets with per-rank
  * hyperslabs (uneven sizes, an empty rank, odd offsets, strided rows, a
@@ -71,7 +81,10 @@ static hid_t dcpl_new(void)
 
 static hid_t dxpl_for(int collective, int selection_io)
 {
-    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    hid_t       dxpl = H5Pcreate(H5P_DATASET_XFER);
+    const char *only = getenv("WORKLOAD_XFER"); /* "coll": every transfer collective (node-local subfiles) */
+    if (only && !strcmp(only, "coll")) /* HDF5 breaks collective I/O for a type conversion without selection I/O */
+        collective = 1, selection_io = 1;
     H5Pset_dxpl_mpio(dxpl, collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
     H5Pset_selection_io(dxpl, selection_io ? H5D_SELECTION_IO_MODE_ON : H5D_SELECTION_IO_MODE_OFF);
     return dxpl;
@@ -106,12 +119,15 @@ static void w_contig(hid_t loc, const char *name, int ds, hid_t dxpl)
 #define COLS 29
 static void w_strided(hid_t loc, const char *name, int ds, hid_t dxpl)
 {
-    hsize_t dims[2] = {ROWS, COLS}, start[2] = {(hsize_t)rank, 3}, stride[2] = {(hsize_t)nranks, 1};
-    hsize_t count[2] = {(ROWS - (hsize_t)rank + nranks - 1) / nranks, 1}, block[2] = {1, 23};
+    const char *only = getenv("WORKLOAD_XFER");
+    int         all  = only && !strcmp(only, "coll"); /* whole rows, the fill value written by the program */
+    hsize_t dims[2] = {ROWS, COLS}, start[2] = {(hsize_t)rank, all ? 0 : 3}, stride[2] = {(hsize_t)nranks, 1};
+    hsize_t count[2] = {(ROWS - (hsize_t)rank + nranks - 1) / nranks, 1}, block[2] = {1, all ? COLS : 23};
     /* Columns 0-2 and 26-28 are never written: have HDF5 write the fill value at
      * allocation, so that every byte of the file is defined. */
     hid_t dcpl = dcpl_new();
-    H5Pset_fill_time(dcpl, H5D_FILL_TIME_ALLOC);
+    if (!all) /* HDF5 writes fill values from rank 0 alone: an independent access */
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_ALLOC);
     hid_t fs = H5Screate_simple(2, dims, NULL);
     hid_t d  = H5Dcreate2(loc, name, H5T_IEEE_F64LE, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5Pclose(dcpl);
@@ -120,8 +136,8 @@ static void w_strided(hid_t loc, const char *name, int ds, hid_t dxpl)
     double *buf = malloc((n ? n : 1) * sizeof *buf);
     hsize_t k   = 0;
     for (hsize_t r = (hsize_t)rank; r < ROWS; r += (hsize_t)nranks)
-        for (hsize_t c = 3; c < 26; c++)
-            buf[k++] = value(ds, r * COLS + c);
+        for (hsize_t c = all ? 0 : 3; c < (all ? COLS : 26); c++)
+            buf[k++] = (c >= 3 && c < 26) ? value(ds, r * COLS + c) : 0.0;
     hid_t ms = H5Screate_simple(1, &n, NULL);
     OKH5(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf));
     raw_written += (long long)n * 8;
@@ -167,13 +183,17 @@ static void w_bytes(hid_t loc, const char *name, int ds, hid_t dxpl)
     start = start * 3 + 1, count = count * 3; /* odd offsets, lengths multiple of 3 */
     if (rank == nranks - 1)
         count += 4; /* the last rank writes up to the end */
+    const char *only = getenv("WORKLOAD_XFER");
+    int         first = only && !strcmp(only, "coll") && rank == 0; /* element 0 (0) written, not left undefined */
+    if (first)
+        start = 0, count++;
     hid_t fs = H5Screate_simple(1, &n, NULL);
     hid_t dcpl = dcpl_new();
     hid_t d    = H5Dcreate2(loc, name, H5T_STD_U8LE, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5Pclose(dcpl);
     int  *buf = malloc((count ? count : 1) * sizeof *buf);
     for (hsize_t i = 0; i < count; i++)
-        buf[i] = (int)((uint64_t)value(ds, start + i) % 251);
+        buf[i] = start + i == 0 ? 0 : (int)((uint64_t)value(ds, start + i) % 251);
     hid_t ms = H5Screate_simple(1, &count, NULL);
     if (count)
         H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL);
@@ -235,6 +255,9 @@ static hid_t make_fapl(const char *mode, int coll_md)
         H5Pset_mpi_params(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
     H5Pset_all_coll_metadata_ops(fapl, coll_md);
     H5Pset_coll_metadata_write(fapl, coll_md);
+    const char *only = getenv("WORKLOAD_XFER");
+    if (only && !strcmp(only, "coll")) /* no chunk cache: HDF5 fills it with independent whole-chunk reads */
+        H5Pset_cache(fapl, 0, 0, 0, 0.75);
     return fapl;
 }
 

@@ -7,6 +7,17 @@
  *                        read once, in order) and removes OUT when one differs
  *   tagg-fuse --check IN verifies the index's checksum, that the file was
  *                        closed, every subfile's presence, size and CRC-64
+ *   tagg-fuse --drain IN node-local subfiles (destination=nvr, index format 2):
+ *                        copies each beside IN with the metadata merged in,
+ *                        replaces IN's index by an ordinary (format 1) one, then
+ *                        removes the node-local subfiles and the metadata file.
+ *                        Serial: it must see every node's node-local directory
+ *                        (one host, as with emulated nodes, or directories
+ *                        exported to it); otherwise drain with drain=close,
+ *                        which runs on the nodes
+ *
+ * Format 2 files fuse and check like format 1 ones: the metadata file is
+ * checked too and its bytes merged in (tagg_sf_overlay_meta).
  *
  * Exit status: 0 fine, 1 a problem with IN or OUT (each one printed), 2 usage. */
 #include "subfile_index.h"
@@ -29,8 +40,9 @@ static int usage(void)
     fprintf(stderr,
             "usage: %s IN OUT        write the subfiled file IN as one HDF5 file OUT\n"
             "       %s --check IN    verify IN's index, subfile sizes and checksums\n"
-            "IN is the file the application named (its index); the subfiles are beside it.\n",
-            prog, prog);
+            "       %s --drain IN    copy IN's node-local subfiles (destination=nvr) beside it: an ordinary subfiled file\n"
+            "IN is the file the application named (its index); the subfiles are beside it or node-local.\n",
+            prog, prog, prog);
     return 2;
 }
 
@@ -87,14 +99,30 @@ static int check(const char *in)
         end        = e > end ? e : end;
         free(p);
     }
+    if (ix.nvr) { /* the metadata file */
+        char       *p = tagg_sf_subfile_path(in, ix.meta.name), err[1024];
+        uint64_t    size, crc;
+        if (!p || tagg_sf_file_crc(p, &size, &crc, err, sizeof err) < 0) {
+            fprintf(stderr, "%s: MISSING metadata file: %s\n", prog, p ? err : "out of memory");
+            problems++;
+        }
+        else if (size != ix.meta.size || crc != ix.meta.crc) {
+            fprintf(stderr, "%s: %s metadata file '%s': %" PRIu64 " bytes crc64 %016" PRIx64 ", the index records %" PRIu64
+                            " bytes crc64 %016" PRIx64 "\n", prog, size != ix.meta.size ? "SIZE MISMATCH" : "CHECKSUM MISMATCH",
+                    p, size, crc, ix.meta.size, ix.meta.crc);
+            problems++;
+        }
+        end = ix.meta.size > end ? ix.meta.size : end;
+        free(p);
+    }
     if (end != ix.logical_size) {
         fprintf(stderr, "%s: %s: INCONSISTENT index: subfile sizes make %" PRIu64 " bytes, logical_size is %" PRIu64 "\n",
                 prog, in, end, ix.logical_size);
         problems++;
     }
     if (!problems)
-        printf("%s: %s: OK: %" PRIu32 " subfiles, stripe %" PRIu64 " bytes, %" PRIu64 " bytes of HDF5 data, checksums match\n",
-               prog, in, ix.count, ix.stripe, ix.logical_size);
+        printf("%s: %s: OK: %" PRIu32 " %ssubfiles, stripe %" PRIu64 " bytes, %" PRIu64 " bytes of HDF5 data, checksums match\n",
+               prog, in, ix.count, ix.nvr ? "node-local " : "", ix.stripe, ix.logical_size);
     else
         fprintf(stderr, "%s: %s: %d problem%s found\n", prog, in, problems, problems > 1 ? "s" : "");
     tagg_sf_index_free(&ix);
@@ -121,7 +149,7 @@ static int put(int fd, const char *buf, size_t n)
 static int fuse(const char *in, const char *out)
 {
     tagg_sf_index_t ix;
-    int             rc = 1, ofd = -1, *fds = NULL;
+    int             rc = 1, ofd = -1, *fds = NULL, mfd = -1;
     uint64_t       *got = NULL, *crc = NULL;
     char           *buf = NULL;
     if (load(in, &ix) < 0)
@@ -148,6 +176,20 @@ static int fuse(const char *in, const char *out)
             goto done;
         }
         free(p);
+    }
+    if (ix.nvr) {
+        char    *p = tagg_sf_subfile_path(in, ix.meta.name), err[1024];
+        uint64_t size, crc;
+        if (!p || tagg_sf_file_crc(p, &size, &crc, err, sizeof err) < 0 || (mfd = open(p, O_RDONLY)) < 0) {
+            fprintf(stderr, "%s: MISSING metadata file '%s': %s\n", prog, p ? p : "?", strerror(errno));
+            free(p);
+            goto done;
+        }
+        free(p);
+        if (size != ix.meta.size || crc != ix.meta.crc) {
+            fprintf(stderr, "%s: CHECKSUM MISMATCH metadata file of %s\n", prog, in);
+            goto done;
+        }
     }
     struct stat os, is;
     if (stat(out, &os) == 0) { /* never overwrite the input */
@@ -186,6 +228,11 @@ static int fuse(const char *in, const char *out)
             got[k] += (uint64_t)r;
         }
         memset(buf + r, 0, (size_t)(n - (uint64_t)r)); /* a short subfile reads as zeros, as through tagg */
+        char err[1024];
+        if (mfd >= 0 && tagg_sf_overlay_meta(mfd, off, buf, (size_t)n, err, sizeof err) < 0) {
+            fprintf(stderr, "%s: %s\n", prog, err);
+            goto done;
+        }
         if (put(ofd, buf, (size_t)n) < 0) {
             fprintf(stderr, "%s: writing '%s' at %" PRIu64 ": %s\n", prog, out, off, strerror(errno));
             goto done;
@@ -222,7 +269,77 @@ done:
     for (uint32_t k = 0; fds && k < ix.count; k++)
         if (fds[k] >= 0)
             close(fds[k]);
+    if (mfd >= 0)
+        close(mfd);
     free(fds), free(got), free(crc), free(buf);
+    tagg_sf_index_free(&ix);
+    return rc;
+}
+
+/* Serial drain of a format 2 file (see the top of this file). */
+static int drain(const char *in)
+{
+    tagg_sf_index_t ix, nx;
+    char            err[1024], *mp = NULL, **out = NULL;
+    int             rc = 1, mfd = -1;
+    memset(&nx, 0, sizeof nx);
+    if (load(in, &ix) < 0)
+        return 1;
+    if (!ix.nvr) {
+        fprintf(stderr, "%s: %s has no node-local subfiles (not destination=nvr): nothing to drain\n", prog, in);
+        goto done;
+    }
+    if (!ix.closed) {
+        fprintf(stderr, "%s: %s was not closed (its index says a writer has it open); not draining\n", prog, in);
+        goto done;
+    }
+    if (!(mp = tagg_sf_subfile_path(in, ix.meta.name)) || !(out = calloc(ix.count, sizeof *out)) ||
+        tagg_sf_index_init(&nx, ix.stripe, ix.count) < 0) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        goto done;
+    }
+    if ((mfd = open(mp, O_RDONLY)) < 0) {
+        fprintf(stderr, "%s: MISSING metadata file '%s': %s\n", prog, mp, strerror(errno));
+        goto done;
+    }
+    nx.closed       = 1;
+    nx.logical_size = ix.logical_size;
+    for (uint32_t k = 0; k < ix.count; k++) {
+        if (!(nx.sub[k].name = tagg_sf_default_name(in, k, ix.count)) || !(out[k] = tagg_sf_subfile_path(in, nx.sub[k].name))) {
+            fprintf(stderr, "%s: out of memory\n", prog);
+            goto undo;
+        }
+        if (tagg_sf_drain_one(in, &ix, k, mfd, out[k], &nx.sub[k].size, &nx.sub[k].crc, err, sizeof err) < 0) {
+            fprintf(stderr, "%s: %s\n", prog, err);
+            goto undo;
+        }
+    }
+    if (tagg_sf_index_write(in, &nx, 1, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        goto undo;
+    }
+    for (uint32_t k = 0; k < ix.count; k++) {
+        char *p = tagg_sf_subfile_path(in, ix.sub[k].name);
+        if (p && unlink(p) < 0)
+            fprintf(stderr, "%s: warning: cannot remove node-local subfile '%s': %s\n", prog, p, strerror(errno));
+        free(p);
+    }
+    unlink(mp);
+    printf("%s: %s: drained %" PRIu32 " node-local subfiles beside it (%" PRIu64 " bytes of HDF5 data)\n", prog, in,
+           ix.count, ix.logical_size);
+    rc = 0;
+    goto done;
+undo: /* the node-local file stays as it was */
+    for (uint32_t k = 0; k < ix.count; k++)
+        if (out && out[k])
+            unlink(out[k]);
+done:
+    for (uint32_t k = 0; out && k < ix.count; k++)
+        free(out[k]);
+    if (mfd >= 0)
+        close(mfd);
+    free(out), free(mp);
+    tagg_sf_index_free(&nx);
     tagg_sf_index_free(&ix);
     return rc;
 }
@@ -231,6 +348,8 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--check"))
         return check(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "--drain"))
+        return drain(argv[2]);
     if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         usage();
         return 0;

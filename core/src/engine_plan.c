@@ -485,8 +485,10 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, 
      * asks for one contiguous run of at least a file-system block, its
      * requests are already as large as aggregation would make them; moving
      * the data through aggregators would only add a copy and the rounds'
-     * synchronisation. Every rank then accesses its own run (aggregators=P). */
-    if (!g[D_SMALL] && f->cfg.aggregators == 0)
+     * synchronisation. Every rank then accesses its own run (aggregators=P).
+     * Not with node-local subfiles, where only a stripe's node may touch it. */
+    int local_stripes = f->store_ops->owner && f->store_ops->owner(f, 0, 0) >= 0; /* node-local subfiles */
+    if (!g[D_SMALL] && f->cfg.aggregators == 0 && !local_stripes)
         return 2;
     lo = (uint64_t)g[D_LO], hi = (uint64_t)g[D_HI];
     uint64_t total = (uint64_t)g[D_BYTES];

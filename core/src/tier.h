@@ -102,6 +102,10 @@ int tagg_tier_rma_write(tagg_tier_buf_t *b, const void *src, size_t len, size_t 
 int tagg_tier_rma_read(tagg_tier_buf_t *b, void *dst, size_t len, size_t off, int target);
 int tagg_tier_rma_flush(tagg_tier_buf_t *b, int target);
 int tagg_tier_no_persist(tagg_tier_buf_t *b);
+/* Slots shared by the tiers in ordinary memory (DRAM, TEST): always available;
+ * capacity = the node's available memory. */
+int      tagg_tier_always_available(const tagg_config_t *cfg, char *reason, size_t len);
+uint64_t tagg_tier_memory_capacity(const tagg_config_t *cfg);
 
 /* The node-local directory of the NVR tier: cfg->nvr_dir, else $TMPDIR, else
  * /tmp. Shared with the layers that keep data on the node-local SSD. */

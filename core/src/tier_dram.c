@@ -6,18 +6,6 @@
 
 #include <stdlib.h>
 
-static int available(const tagg_config_t *cfg, char *reason, size_t len)
-{
-    (void)cfg, (void)reason, (void)len;
-    return 1;
-}
-
-static uint64_t capacity(const tagg_config_t *cfg)
-{
-    (void)cfg;
-    return tagg_tier_free_memory();
-}
-
 static int mem_alloc(tagg_tier_buf_t *b, const tagg_config_t *cfg, size_t size, int *enospc)
 {
     (void)cfg, (void)size, (void)enospc;
@@ -37,8 +25,8 @@ static tagg_persist_t persistency(void) { return TAGG_PERSIST_NONE; }
 const tagg_tier_ops_t tagg_tier_dram = {
     .name        = "DRAM",
     .kind        = TAGG_TIER_DRAM,
-    .available   = available,
-    .capacity    = capacity,
+    .available   = tagg_tier_always_available,
+    .capacity    = tagg_tier_memory_capacity,
     .mem_alloc   = mem_alloc,
     .mem_free    = mem_free,
     .write       = tagg_tier_rma_write,

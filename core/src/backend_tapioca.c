@@ -20,20 +20,15 @@
 
 /* Which node each rank is on: from the topology file when one is configured
  * (several virtual nodes on one host), else from the shared-memory split. */
-static int machine(tagg_file_t *f, tagg_engine_t *e)
+static int machine(tagg_file_t *f, tagg_engine_t *e, MPI_Comm node)
 {
     tagg_err_t err;
     int        rc = 0;
     if (e->topo) /* from the topology file, loaded and checked at open */
         return 0;
-    MPI_Comm node = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
+    MPI_Comm leaders = MPI_COMM_NULL;
     int      lrank = 0, node_id = 0;
     int     *rank_node = malloc((size_t)f->size * sizeof *rank_node);
-    if (MPI_Comm_split_type(f->comm, MPI_COMM_TYPE_SHARED, f->rank, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
-        TAGG_ERR(TAGG_E_MPI, "MPI_Comm_split_type failed");
-        free(rank_node);
-        return -1;
-    }
     MPI_Comm_rank(node, &lrank);
     MPI_Comm_split(f->comm, lrank == 0 ? 0 : MPI_UNDEFINED, f->rank, &leaders);
     if (leaders != MPI_COMM_NULL) {
@@ -41,7 +36,6 @@ static int machine(tagg_file_t *f, tagg_engine_t *e)
         MPI_Comm_free(&leaders);
     }
     MPI_Bcast(&node_id, 1, MPI_INT, 0, node);
-    MPI_Comm_free(&node);
     if (!rank_node) {
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         rc = -1;
@@ -151,14 +145,26 @@ static res_t *res_make(tagg_file_t *f, tagg_engine_t *e, char *key)
     }
     r->key     = key;
     r->buf.win = MPI_WIN_NULL;
-    rc         = machine(f, e);
+    /* One shared-memory split serves the machine description and the tier
+     * choice (whose capacities are those of the physical node). */
+    MPI_Comm node = MPI_COMM_NULL;
+    int      code = MPI_Comm_split_type(f->comm, MPI_COMM_TYPE_SHARED, f->rank, MPI_INFO_NULL, &node);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Comm_split_type (node)", code);
+        res_free(r);
+        return NULL; /* collective: MPI fails it on every rank */
+    }
+    rc      = machine(f, e, node);
     r->topo = e->topo, e->topo = NULL;
     if (tagg_agree(f->comm, rc, "describing the machine") < 0) {
+        MPI_Comm_free(&node);
         res_free(r);
         return NULL;
     }
     e->topo = r->topo; /* the tier choice reads it */
-    if (tagg_engine_tier_setup(f, e) < 0) {
+    rc      = tagg_engine_tier_setup(f, e, node);
+    MPI_Comm_free(&node);
+    if (rc < 0) {
         e->topo = NULL;
         res_free(r);
         return NULL;

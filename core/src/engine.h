@@ -89,7 +89,7 @@ void tagg_engine_call_free(tagg_call_t *c);
  * by aggr_tier, or the model's choice under capacity and persistency, falling
  * back to the next tier when a tier runs out of space) and allocates them.
  * Returns 0, or -1 on every rank with an error pushed. */
-int tagg_engine_tier_setup(tagg_file_t *f, tagg_engine_t *e);
+int tagg_engine_tier_setup(tagg_file_t *f, tagg_engine_t *e, MPI_Comm node);
 
 /* engine_move.c. Collective. Returns 0 or -1 (local; the caller agrees). */
 int tagg_engine_write(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c);

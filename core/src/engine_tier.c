@@ -93,19 +93,14 @@ static int tiers_in_use(tagg_file_t *f, tagg_engine_t *e, const char *fallback, 
     return 0;
 }
 
-int tagg_engine_tier_setup(tagg_file_t *f, tagg_engine_t *e)
+int tagg_engine_tier_setup(tagg_file_t *f, tagg_engine_t *e, MPI_Comm node)
 {
     node_info_t n;
-    MPI_Comm    node = MPI_COMM_NULL;
-    int         nrank = 0, nsize = 1, rc = 0, code;
+    int         nrank = 0, nsize = 1, rc = 0;
     size_t      size = (size_t)(e->bufsize * (uint64_t)e->nbuf);
     char        fallback[64] = "";
     memset(&n, 0, sizeof n);
     e->tier = e->tiers.source;
-    if ((code = MPI_Comm_split_type(f->comm, MPI_COMM_TYPE_SHARED, f->rank, MPI_INFO_NULL, &node)) != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Comm_split_type (tier set-up)", code);
-        return -1; /* collective: MPI fails it on every rank */
-    }
     MPI_Comm_rank(node, &nrank);
     MPI_Comm_size(node, &nsize);
     if (nrank == 0) {
@@ -136,10 +131,8 @@ int tagg_engine_tier_setup(tagg_file_t *f, tagg_engine_t *e)
         int idx = forced ? tagg_tiers_find(&e->tiers, tagg_tier_kind_name(forced->kind)) : -1;
         e->tier = idx >= 0 && idx != e->tiers.target ? idx : e->tiers.source;
     }
-    if (tagg_agree(f->comm, rc, "choosing the aggregation tier") < 0) {
-        MPI_Comm_free(&node);
+    if (tagg_agree(f->comm, rc, "choosing the aggregation tier") < 0)
         return -1;
-    }
 
     unsigned excluded = 0;
     for (int attempt = 0;; attempt++) {
@@ -193,7 +186,6 @@ int tagg_engine_tier_setup(tagg_file_t *f, tagg_engine_t *e)
                      fallback[0] ? "," : "", ops->name);
         }
     }
-    MPI_Comm_free(&node);
     if (rc < 0)
         return -1;
     /* every rank knows the same fallback list only for its node: gather names */

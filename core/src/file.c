@@ -25,14 +25,21 @@ static const tagg_store_ops_t *const stores[TAGG_LAYOUT_COUNT_] = {
  * the configuration: rank 0 looks for the subfile index's magic at path. Returns
  * the layout to use (the configured one when the file is absent or unreadable;
  * the store's open then says why). */
+/* Local: the layout of the existing file at path, -1 when absent or unreadable. */
+static int probe_layout(const char *path)
+{
+    if (access(path, F_OK) != 0)
+        return -1;
+    int probe = tagg_sf_probe(path, NULL, 0);
+    return probe < 0 ? -1 : probe ? TAGG_LAYOUT_SUBFILES : TAGG_LAYOUT_SHARED;
+}
+
 static int detect_layout(const char *path, MPI_Comm comm, int configured)
 {
     int rank, found = -1;
     MPI_Comm_rank(comm, &rank);
-    if (rank == 0 && access(path, F_OK) == 0) {
-        int probe = tagg_sf_probe(path, NULL, 0);
-        found     = probe < 0 ? -1 : probe ? TAGG_LAYOUT_SUBFILES : TAGG_LAYOUT_SHARED;
-    }
+    if (rank == 0)
+        found = probe_layout(path);
     if (MPI_Bcast(&found, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
         found = -1;
     return found < 0 ? configured : found;
@@ -127,6 +134,15 @@ static void file_free(tagg_file_t *f)
     free(f);
 }
 
+/* Local: this rank's knowledge of the file size: rank 0 asks the storage, or,
+ * with node-local subfiles (size_everywhere), every rank asks for its node's
+ * part; other ranks contribute 0. The file size is the maximum over ranks. */
+static int local_size(tagg_file_t *f, uint64_t *size)
+{
+    *size = 0;
+    return f->rank == 0 || f->size_everywhere ? f->store_ops->get_size(f, size) : 0;
+}
+
 tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg)
 {
     double       t_open = MPI_Wtime();
@@ -162,10 +178,8 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
      * failing rank + 1), and, without TRUNC, the layout rank 0 found in an
      * existing file (a property of the file, not of the configuration). */
     int64_t in[2] = {rc < 0 ? f->rank + 1 : 0, 0}, out[2];
-    if (!(flags & TAGG_OPEN_TRUNC) && f->rank == 0 && rc == 0 && access(path, F_OK) == 0) {
-        int probe = tagg_sf_probe(path, NULL, 0);
-        in[1]     = probe < 0 ? 0 : probe ? TAGG_LAYOUT_SUBFILES + 1 : TAGG_LAYOUT_SHARED + 1;
-    }
+    if (!(flags & TAGG_OPEN_TRUNC) && f->rank == 0 && rc == 0)
+        in[1] = probe_layout(path) + 1; /* 0: absent or unreadable */
     if ((code = MPI_Allreduce(in, out, 2, MPI_INT64_T, MPI_MAX, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (tagg open)", code);
         out[0] = f->rank + 1;
@@ -188,12 +202,9 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
     int src = f->store_ops->open(f, flags);
     rc      = brc < 0 || src < 0 ? -1 : 0;
     uint64_t size = 0;
-    /* rank 0 knows the size, or, with node-local subfiles (size_everywhere),
-     * each rank its node's part: the largest end */
-    int asks = f->rank == 0 || f->size_everywhere;
-    if (rc == 0 && asks && f->store_ops->get_size(f, &size) < 0)
+    if (rc == 0 && local_size(f, &size) < 0)
         rc = -1;
-    in[0] = rc < 0 ? f->rank + 1 : 0, in[1] = asks ? (int64_t)size : 0;
+    in[0] = rc < 0 ? f->rank + 1 : 0, in[1] = (int64_t)size;
     if ((code = MPI_Allreduce(in, out, 2, MPI_INT64_T, MPI_MAX, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (tagg open)", code);
         out[0] = f->rank + 1;
@@ -236,26 +247,17 @@ fail:
 
 int tagg_file_get_size(tagg_file_t *f, uint64_t *size)
 {
-    int      rc  = 0;
-    uint64_t msg[2] = {0, 0};
-    if (f->rank == 0 || f->size_everywhere) {
-        rc     = f->store_ops->get_size(f, &msg[0]);
-        msg[1] = rc < 0;
-    }
-    int code;
-    if (f->size_everywhere) { /* each rank knows part (its node's subfiles): the largest end, any failure */
-        uint64_t in[2] = {msg[0], msg[1]};
-        code           = MPI_Allreduce(in, msg, 2, MPI_UINT64_T, MPI_MAX, f->comm);
-    }
-    else
-        code = MPI_Bcast(msg, 2, MPI_UINT64_T, 0, f->comm);
+    uint64_t in[2] = {0, 0}, msg[2];
+    int      rc    = local_size(f, &in[0]);
+    in[1]          = rc < 0;
+    int code       = MPI_Allreduce(in, msg, 2, MPI_UINT64_T, MPI_MAX, f->comm);
     if (code != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Bcast (file size)", code);
+        TAGG_ERR_MPI("MPI_Allreduce (file size)", code);
         return -1;
     }
     if (msg[1]) {
         if (rc == 0)
-            TAGG_ERR(TAGG_E_IO, "getting the size of %s failed on %s", f->path, f->size_everywhere ? "another rank" : "rank 0");
+            TAGG_ERR(TAGG_E_IO, "getting the size of %s failed on another rank", f->path);
         return -1;
     }
     *size = msg[0];

@@ -412,14 +412,18 @@ static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had
 }
 
 /* Opens path (a derived one) and checks its size against the index's. */
-static int check_file(const char *path, int closed, uint64_t want, const char *what, char *err)
+static int check_file(const char *index, const char *path, int closed, uint64_t want, const char *what, char *err)
 {
     struct stat st;
     int         fd = tagg_sf_open(path, O_RDONLY, err, ERRLEN);
     if (fd < 0) {
         char why[ERRLEN];
-        snprintf(why, sizeof why, "%s", err);
-        snprintf(err, ERRLEN, "%.100s: %.900s", what, why);
+        if (errno == ENOENT)
+            snprintf(err, ERRLEN, "%.100s of '%.400s' is missing: '%.400s': %s", what, index, path, strerror(ENOENT));
+        else {
+            snprintf(why, sizeof why, "%s", err);
+            snprintf(err, ERRLEN, "%.100s: %.900s", what, why);
+        }
         return -1;
     }
     int rc = fstat(fd, &st);
@@ -458,7 +462,7 @@ static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char 
                -1;
     if (ix->nvr) { /* the node-local subfiles are checked by their nodes (nvr_setup) */
         char *p = tagg_sf_path_meta(f->path);
-        int   rc = p ? check_file(p, 0, 0, "the metadata file", err) : (snprintf(err, ERRLEN, "out of memory"), -1);
+        int   rc = p ? check_file(f->path, p, 0, 0, "the metadata file", err) : (snprintf(err, ERRLEN, "out of memory"), -1);
         free(p);
         if (rc < 0)
             return -1;
@@ -466,7 +470,7 @@ static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char 
     for (uint32_t k = 0; !ix->nvr && k < ix->count; k++) {
         char *p = tagg_sf_path_beside(f->path, k, ix->count);
         snprintf(what, sizeof what, "subfile %u", (unsigned)k);
-        int rc = p ? check_file(p, ix->closed, ix->sub[k].size, what, err) : (snprintf(err, ERRLEN, "out of memory"), -1);
+        int rc = p ? check_file(f->path, p, ix->closed, ix->sub[k].size, what, err) : (snprintf(err, ERRLEN, "out of memory"), -1);
         free(p);
         if (rc < 0)
             return -1;
@@ -523,14 +527,19 @@ static int nvr_setup(tagg_file_t *f, sub_t *s, const char *nodes, int created)
                 f->stats.nvr_opens++;
         }
         else {
-            char what[160];
+            char        what[160];
+            struct stat st;
             snprintf(what, sizeof what, "node-local subfile %u on node %s", (unsigned)k, s->ix.sub[k].node);
-            if (check_file(s->paths[k], s->ix.closed, s->ix.sub[k].size, what, err) < 0) {
-                if (strstr(err, "No such file"))
-                    strncat(err, " (node-local files do not outlive the job or a reboot; drain them with drain=close or "
-                                 "tagg-fuse --drain)", sizeof err - strlen(err) - 1);
+            if (lstat(s->paths[k], &st) < 0 && errno == ENOENT) {
+                snprintf(err, sizeof err,
+                         "node-local subfile %u of '%s' is missing on node %s: '%s': %s (node-local files do not "
+                         "outlive the job or a reboot; drain them with drain=close or tagg-fuse --drain)",
+                         (unsigned)k, f->path, s->ix.sub[k].node, s->paths[k], strerror(ENOENT));
                 rc = -1;
             }
+            else
+            if (check_file(f->path, s->paths[k], s->ix.closed, s->ix.sub[k].size, what, err) < 0)
+                rc = -1;
         }
         if (rc < 0 && created) {
             char tmp[ERRLEN];

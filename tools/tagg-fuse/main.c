@@ -206,9 +206,9 @@ static int check(const char *in)
         problems++;
     }
     if (!problems)
-        printf("%s: %s: OK: format %u, %" PRIu32 " %ssubfiles, stripe %" PRIu64 " bytes, %" PRIu64
-               " bytes of HDF5 data, checksums match\n",
-               prog, in, ix.version, ix.count, ix.nvr ? "node-local " : "", ix.stripe, ix.logical_size);
+        printf("%s: %s: OK: %" PRIu32 " %ssubfiles, stripe %" PRIu64 " bytes, %" PRIu64
+               " bytes of HDF5 data, index format %u, checksums match\n",
+               prog, in, ix.count, ix.nvr ? "node-local " : "", ix.stripe, ix.logical_size, ix.version);
     else
         fprintf(stderr, "%s: %s: %d problem%s found\n", prog, in, problems, problems > 1 ? "s" : "");
     close_all(&ix, fds, mfd);

@@ -68,6 +68,22 @@ static void test_crc64(void **state)
     /* incremental equals whole */
     uint64_t c = tagg_crc64(0, "1234", 4);
     assert_true(tagg_crc64(c, "56789", 5) == UINT64_C(0x995dc9bbdf1939fa));
+    /* the sliced implementation against a bit-by-bit one, every length and split up to 300 */
+    unsigned char buf[300];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (unsigned char)(i * 131 + 7);
+    for (size_t n = 0; n <= sizeof buf; n += 7) {
+        uint64_t ref = ~UINT64_C(0);
+        for (size_t i = 0; i < n; i++) {
+            ref ^= buf[i];
+            for (int b = 0; b < 8; b++)
+                ref = (ref & 1) ? (ref >> 1) ^ UINT64_C(0xC96C5795D7870F42) : ref >> 1;
+        }
+        ref = ~ref;
+        assert_true(tagg_crc64(0, buf, n) == ref);
+        size_t cut = n / 3;
+        assert_true(tagg_crc64(tagg_crc64(0, buf, cut), buf + cut, n - cut) == ref);
+    }
 }
 
 /* A format 3 index of "<dir>/my file.h5": 20 stripes, stripes 0, 3, 19 written. */

@@ -185,3 +185,21 @@ except OSError as e:
 """
     r = run_py(read, tmp_path, nranks=2)
     assert r.stdout.count("REFUSED") == 2 and "READ" not in r.stdout, (r.stdout, r.stderr[-2000:])
+
+
+def test_len_big_sparse(tmp_path):
+    """h5py's TestLen::test_len_big on layout=subfiles: a 2^33 x 15 float32
+    contiguous dataset (480 GiB of address space) created and never written
+    closes without reading or writing the extent; reopened, it reads fill values."""
+    code = """
+import h5py, numpy
+with h5py.File('big.h5', 'w') as f:
+    d = f.create_dataset('x', (2 ** 33, 15), dtype='<f4')
+    assert len(d) == 2 ** 33
+with h5py.File('big.h5', 'r') as f:
+    x = f['x']
+    print('READ', float(abs(x[0:3]).sum() + abs(x[-3:]).sum()), len(x))
+"""
+    r = run_py(code, tmp_path, config="layout=subfiles;subfiles=2", timeout=120)
+    assert r.stdout.strip() == "READ 0.0 %d" % 2 ** 33, (r.stdout, r.stderr[-2000:])
+    assert (tmp_path / "big.h5").stat().st_size < 65536

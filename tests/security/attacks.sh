@@ -6,7 +6,7 @@
 # asserts that the outside file is byte-identical afterwards, that every rank
 # got an error (no hang: timeout 60) and what the message says.
 #   attacks.sh ATTACK TAGG_FUSE WORKDIR PYTHON
-# Environment (from CTest): MPIEXEC NPFLAG PREFLAGS PLUGIN_DIR H5DUMP
+# Environment (from CTest): MPIEXEC NPFLAG PREFLAGS PLUGIN_DIR H5DUMP [ASAN_PRELOAD]
 set -u
 prog=$1 fuse=$2 work=$3 py=$4
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -163,7 +163,7 @@ h5 o.out "$SF" write x.h5 4096 >/dev/null
   || bad "bytes at 512: $(od -A n -t x1 -j 512 -N 16 x.h5)"
 (unset HDF5_DRIVER HDF5_PLUGIN_PATH; "$H5DUMP" -H x.h5) > dump.out 2>&1 && bad "stock h5dump opened the index" \
   || { grep -q "DATASET" dump.out && bad "stock h5dump printed a dataset from the index" || ok "stock h5dump refuses the index (no misread)"; }
-HDF5_PLUGIN_PATH=$PLUGIN_DIR HDF5_DRIVER=tagg "$H5DUMP" -H x.h5 > dump.out 2>&1 && grep -q 'DATASET "d"' dump.out \
+HDF5_PLUGIN_PATH=$PLUGIN_DIR HDF5_DRIVER=tagg LD_PRELOAD=${ASAN_PRELOAD:-} ASAN_OPTIONS=detect_leaks=0 "$H5DUMP" -H x.h5 > dump.out 2>&1 && grep -q 'DATASET "d"' dump.out \
   && ok "h5dump through tagg reads it" || { bad "h5dump through tagg"; head dump.out; }
 
 # --- no hang on huge sparse files: 2^33 x 15 float32 (480 GiB of address space), nothing written

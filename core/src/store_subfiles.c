@@ -630,7 +630,7 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     else if (tagg_sf_index_parse(text, (size_t)hdr[1], &s->ix, err, sizeof err) < 0)
         TAGG_ERR(TAGG_E_IO, "%s: %s", f->path, err), rc = -1;
     else if (!(s->paths = calloc(s->ix.count, sizeof *s->paths)) || !(s->fd = malloc(s->ix.count * sizeof *s->fd)) ||
-             !(s->vbuf = malloc((size_t)s->ix.stripe)) || (s->ix.nvr && !(s->meta_path = tagg_sf_path_meta(f->path))))
+             (s->ix.nvr && !(s->meta_path = tagg_sf_path_meta(f->path))))
         TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;
     for (uint32_t k = 0; rc == 0 && k < s->ix.count; k++) {
         s->fd[k] = -1;
@@ -699,6 +699,14 @@ static int meta_fd_of(tagg_file_t *f)
     return s->meta_fd;
 }
 
+/* One stripe of memory for checks and read-backs, allocated on first use. */
+static char *vbuf_of(sub_t *s)
+{
+    if (!s->vbuf && !(s->vbuf = malloc((size_t)s->ix.stripe)))
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory (a stripe of %llu bytes for checksums)", (unsigned long long)s->ix.stripe);
+    return s->vbuf;
+}
+
 /* Formats 1 and 2: the whole subfile (or metadata file, k = count) against
  * its size and CRC, the first time this rank reads it. */
 static int verify_whole(tagg_file_t *f, int fd, uint32_t k, const char *name)
@@ -707,6 +715,8 @@ static int verify_whole(tagg_file_t *f, int fd, uint32_t k, const char *name)
     const tagg_sf_entry_t *e   = k < s->ix.count ? &s->ix.sub[k] : &s->ix.meta;
     uint64_t               crc = 0, at = 0;
     struct stat            st;
+    if (!vbuf_of(s))
+        return -1;
     if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != e->size) {
         TAGG_ERR(TAGG_E_IO, "SIZE MISMATCH: '%s' has %llu bytes, the index records %llu (see tagg-fuse --check)", name,
                  (unsigned long long)st.st_size, (unsigned long long)e->size);
@@ -750,6 +760,8 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
         }
     }
     else if (s->verify && !note_get(&s->checked, 2 * j + (uint64_t)sp)) {
+        if (!vbuf_of(s))
+            return -1;
         uint64_t slen = tagg_sf_stripe_len(s->ix.logical_size, S, j), base = sp ? j * S : local - local % S, got;
         if (slen) {
             if (tagg_sf_pread_upto(fd, s->vbuf, (size_t)slen, base, limit) < 0) {
@@ -1023,6 +1035,19 @@ static int add_rec(tagg_sf_stripe_t **st, uint64_t *n, uint64_t *cap, uint64_t j
 /* Rank 0: merges the gathered notes (triples key, state, crc, sorted by key)
  * with the records of the index as opened: the final records, and the keys
  * to read back (dirty). */
+static int add_dirty(uint64_t **dirty, uint64_t *nd, uint64_t *dcap, uint64_t key)
+{
+    if (*nd == *dcap) {
+        uint64_t  c = *dcap ? 2 * *dcap : 64;
+        uint64_t *t = realloc(*dirty, (size_t)c * sizeof *t);
+        if (!t)
+            return -1;
+        *dirty = t, *dcap = c;
+    }
+    (*dirty)[(*nd)++] = key;
+    return 0;
+}
+
 static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, tagg_sf_stripe_t *out[2], uint64_t nout[2],
                        uint64_t **dirty, uint64_t *nd)
 {
@@ -1046,6 +1071,12 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, tagg_
             }
             if (lo < nn && notes[3 * lo] == key)
                 continue;
+            /* the old last stripe, partial then, is longer now: its record no longer covers it */
+            if (tagg_sf_stripe_len(s->ix.logical_size, S, j) != tagg_sf_stripe_len(L, S, j)) {
+                if (add_dirty(dirty, nd, &dcap, key) < 0)
+                    return -1;
+                continue;
+            }
             if (add_rec(&out[sp], &nout[sp], &cap[sp], j, old[i].crc) < 0)
                 return -1;
         }
@@ -1060,14 +1091,8 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, tagg_
         int      sp = (int)(key % 2);
         if (j < top) {
             if (dirty_) {
-                if (*nd == dcap) {
-                    dcap        = dcap ? 2 * dcap : 64;
-                    uint64_t *t = realloc(*dirty, (size_t)dcap * sizeof *t);
-                    if (!t)
-                        return -1;
-                    *dirty = t;
-                }
-                (*dirty)[(*nd)++] = key;
+                if (add_dirty(dirty, nd, &dcap, key) < 0)
+                    return -1;
             }
             else if (add_rec(&out[sp], &nout[sp], &cap[sp], j, notes[3 * i + 2]) < 0)
                 return -1;
@@ -1155,6 +1180,8 @@ static int write_index(tagg_file_t *f, int want_final)
         goto done;
     }
     if (f->rank != 0 && nd && !(dirty = malloc((size_t)nd * sizeof *dirty)))
+        rc = -1;
+    if (nd && !vbuf_of(s))
         rc = -1;
     res    = calloc(2 * (size_t)nd + 1, sizeof *res);
     allres = calloc(2 * (size_t)nd + 1, sizeof *allres);

@@ -157,6 +157,12 @@ TAGG_FAULT="nvr_write:rank=1" h5 o.out "layout=subfiles;destination=nvr;nvr_dir=
 grep -aq "^state open$" crash.h5 && ok "7: a writer that failed left 'state open'" || bad "7: index after a failed write: $(grep -a '^state' crash.h5)"
 h5 o.out "" read crash.h5 4096; refused "7: reading the failed writer's file" o.out $? "state open"
 
+# --- checksums stay right across read-write opens: rewrite in place, then grow the file
+h5 o.out "$SF" write x.h5 4096 >/dev/null
+h5 o.out "" rw x.h5 4096 && h5 o.out "" append x.h5 5000 && h5 o.out "" read x.h5 4096 && grep -q "rank 1: ok read" o.out \
+  && "$fuse" --check x.h5 > tool.out 2>&1 && ok "r+ rewrite and growth: every stripe checksum right (read with verify=1, --check)" \
+  || { bad "r+ rewrite and growth"; tail -5 o.out; cat tool.out; }
+
 # --- format 3 and stock HDF5: the signature at 512, refused clearly without tagg, never misread
 h5 o.out "$SF" write x.h5 4096 >/dev/null
 [ "$(od -A n -t x1 -j 512 -N 9 x.h5 | tr -d ' \n')" = "894844460d0a1a0aff" ] && ok "format 3: HDF5 signature at byte 512, superblock version 255" \

@@ -4,6 +4,7 @@
  *   h5_attack write  FILE N   create (truncate) FILE, dataset "d" of N int32 = i, collective
  *   h5_attack read   FILE N   open read-only, read "d" collectively, check d[i] = i
  *   h5_attack rw     FILE N   open read-write, write d[i] = i + 1, close
+ *   h5_attack append FILE N   open read-write, add dataset "e" of N int32 (the file grows), close
  *   h5_attack delete FILE     H5Fdelete
  *   h5_attack sparse FILE     create a 2^33 x 15 float32 contiguous dataset (480 GiB of
  *                             address space), write nothing, close; reopen read-only and
@@ -42,7 +43,7 @@ static void part(hsize_t n, hsize_t *off, hsize_t *cnt)
     *cnt        = *off + per <= n ? per : n - *off;
 }
 
-static int write_d(const char *path, hsize_t n, int create, int add)
+static int write_d(const char *path, hsize_t n, int create, int add, const char *name)
 {
     hid_t fa = fapl(), x = coll(), f, d = -1, fs = -1, ms = -1;
     int   rc = -1;
@@ -50,7 +51,8 @@ static int write_d(const char *path, hsize_t n, int create, int add)
     if (f < 0)
         goto done;
     fs = H5Screate_simple(1, &n, NULL);
-    d  = create ? H5Dcreate2(f, "d", H5T_NATIVE_INT32, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : H5Dopen2(f, "d", H5P_DEFAULT);
+    d  = create || strcmp(name, "d") ? H5Dcreate2(f, name, H5T_NATIVE_INT32, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+                                     : H5Dopen2(f, name, H5P_DEFAULT);
     if (d < 0)
         goto done;
     hsize_t off, cnt;
@@ -168,9 +170,11 @@ int main(int argc, char **argv)
     hsize_t     n  = argc > 3 ? (hsize_t)strtoull(argv[3], NULL, 10) : 4096;
     int         rc;
     if (!strcmp(op, "write"))
-        rc = write_d(path, n, 1, 0);
+        rc = write_d(path, n, 1, 0, "d");
     else if (!strcmp(op, "rw"))
-        rc = write_d(path, n, 0, 1);
+        rc = write_d(path, n, 0, 1, "d");
+    else if (!strcmp(op, "append"))
+        rc = write_d(path, n, 0, 0, "e");
     else if (!strcmp(op, "read"))
         rc = read_d(path, n);
     else if (!strcmp(op, "delete")) {

@@ -101,9 +101,60 @@ typedef struct {
     char           *vbuf;    /* one stripe, for verification */
     uint64_t        cut;     /* smallest size set in this open (UINT64_MAX: none) */
     pthread_mutex_t mu;      /* the notes (async workers write too) */
+    int             held;    /* rank 0 of a writer: the index is in held[] */
+    dev_t           hdev;
+    ino_t           hino;
 } sub_t;
 
 static sub_t *sub_of(const tagg_file_t *f) { return f->store; }
+
+/* Indexes this process holds open for writing (as rank 0 of their
+ * communicator), by device and inode: a second, read-only open of one of them
+ * in this process (HDF5's probes, h5py reopening a file it writes) meets its
+ * own writer's "state open", not a crashed one's. */
+static struct {
+    dev_t dev;
+    ino_t ino;
+} held[64];
+static int             nheld;
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int held_find(dev_t dev, ino_t ino)
+{
+    for (int i = 0; i < nheld; i++)
+        if (held[i].dev == dev && held[i].ino == ino)
+            return i;
+    return -1;
+}
+
+static int held_has(const char *path)
+{
+    struct stat st;
+    int         r = 0;
+    if (stat(path, &st) == 0) {
+        pthread_mutex_lock(&held_mu);
+        r = held_find(st.st_dev, st.st_ino) >= 0;
+        pthread_mutex_unlock(&held_mu);
+    }
+    return r;
+}
+
+/* Notes (add) or forgets the index at path; *dev, *ino keep what was noted. */
+static void held_note(const char *path, int add, dev_t *dev, ino_t *ino)
+{
+    struct stat st;
+    pthread_mutex_lock(&held_mu);
+    if (add && stat(path, &st) == 0 && nheld < (int)(sizeof held / sizeof *held)) {
+        held[nheld].dev = *dev = st.st_dev, held[nheld++].ino = *ino = st.st_ino;
+    }
+    else if (!add) {
+        int i = held_find(*dev, *ino);
+        if (i >= 0)
+            held[i] = held[--nheld];
+    }
+    pthread_mutex_unlock(&held_mu);
+}
+
 
 static void sub_free(sub_t *s)
 {
@@ -122,6 +173,8 @@ static void sub_free(sub_t *s)
     free(s->written.key), free(s->written.crc), free(s->written.state);
     free(s->checked.key), free(s->checked.crc), free(s->checked.state);
     free(s->vbuf);
+    if (s->held)
+        held_note(NULL, 0, &s->hdev, &s->hino);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -447,7 +500,7 @@ static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char 
     char what[128];
     if (tagg_sf_index_read(f->path, ix, err, ERRLEN) < 0)
         return -1;
-    if (!ix->closed && (rewrite || !f->cfg.salvage))
+    if (!ix->closed && (rewrite || !(f->cfg.salvage || held_has(f->path))))
         return snprintf(err, ERRLEN,
                         "'%s' was not closed: its index says 'state open' (the writer crashed or failed), so its data may "
                         "be incomplete or inconsistent. Refused%s. Check it with `tagg-fuse --check %s`; to read what is "
@@ -660,6 +713,8 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     }
     else
         free(names);
+    if (s->writable && f->rank == 0) /* our own "state open" from now to close */
+        held_note(f->path, 1, &s->hdev, &s->hino), s->held = 1;
     f->store = s;
     return 0;
 }

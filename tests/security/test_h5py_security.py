@@ -203,3 +203,25 @@ with h5py.File('big.h5', 'r') as f:
     r = run_py(code, tmp_path, config="layout=subfiles;subfiles=2", timeout=120)
     assert r.stdout.strip() == "READ 0.0 %d" % 2 ** 33, (r.stdout, r.stderr[-2000:])
     assert (tmp_path / "big.h5").stat().st_size < 65536
+
+
+def test_reopen_by_its_own_writer(tmp_path):
+    """'state open' of a file this very process writes is not a crash: a
+    second, read-only open in the writer's process works; another process is
+    refused while the writer holds it."""
+    code = """
+import h5py, numpy, subprocess, sys, os
+f = h5py.File('w.h5', 'w')
+f['d'] = numpy.arange(10)
+f.flush()
+g = h5py.File('w.h5', 'r')
+print('SECOND', int(g['d'][3]))
+g.close()
+r = subprocess.run([sys.executable, '-c', "import h5py\\ntry:\\n h5py.File('w.h5','r')\\n print('OTHER OPENED')\\nexcept OSError as e:\\n print('OTHER REFUSED', e)"],
+                   capture_output=True, text=True)
+print(r.stdout.strip())
+f.close()
+"""
+    r = run_py(code, tmp_path, config="layout=subfiles;subfiles=2")
+    assert "SECOND 3" in r.stdout, (r.stdout, r.stderr[-2000:])
+    assert "OTHER REFUSED" in r.stdout and "state open" in r.stdout, r.stdout

@@ -54,6 +54,7 @@
 #include "store.h"
 #include "subfile_index.h"
 #include "sf_path.h"
+#include "stripe_notes.h"
 #include "fault.h"
 #include "tier.h"
 
@@ -71,15 +72,6 @@
 #define ERRLEN 1024
 #define NODELEN 256 /* node names */
 #define DIRLEN 1024 /* node-local directories */
-
-/* Stripes noted by this rank: key 2*j + space (0 data, 1 metadata file). */
-enum { NOTE_FULL = 1, NOTE_DIRTY = 2, NOTE_VERIFIED = 3 };
-typedef struct {
-    uint64_t *key; /* key + 1; 0: empty slot */
-    uint64_t *crc;
-    uint8_t  *state;
-    size_t    cap, n;
-} notes_t;
 
 typedef struct {
     tagg_sf_index_t ix;    /* stripe, count, names (sizes, checksums: as of the last close) */
@@ -288,89 +280,6 @@ static int agree_msg(tagg_file_t *f, int rc, const char *msg, const char *what)
 }
 
 /* Rank 0: removes the subfiles an existing index names (TRUNC, delete). */
-
-/* ------------------------------------------------------------ notes */
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33, x *= UINT64_C(0xff51afd7ed558ccd), x ^= x >> 33;
-    return x;
-}
-
-/* The slot of key (found, or the empty one where it goes). */
-static size_t note_slot(const notes_t *m, uint64_t key)
-{
-    size_t i = (size_t)mix(key) & (m->cap - 1);
-    while (m->key[i] && m->key[i] != key + 1)
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static int note_grow(notes_t *m)
-{
-    notes_t g = {0};
-    g.cap     = m->cap ? 2 * m->cap : 64;
-    g.key     = calloc(g.cap, sizeof *g.key);
-    g.crc     = malloc(g.cap * sizeof *g.crc);
-    g.state   = malloc(g.cap);
-    if (!g.key || !g.crc || !g.state) {
-        free(g.key), free(g.crc), free(g.state);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->key[i]) {
-            size_t j   = note_slot(&g, m->key[i] - 1);
-            g.key[j]   = m->key[i];
-            g.crc[j]   = m->crc[i];
-            g.state[j] = m->state[i];
-        }
-    g.n = m->n;
-    free(m->key), free(m->crc), free(m->state);
-    *m = g;
-    return 0;
-}
-
-/* Sets key's note (the last event wins). 0 or -1 (out of memory). */
-static int note_put(notes_t *m, uint64_t key, int state, uint64_t crc)
-{
-    if ((m->n + 1) * 4 > m->cap * 3 && note_grow(m) < 0)
-        return -1;
-    size_t i = note_slot(m, key);
-    if (!m->key[i])
-        m->key[i] = key + 1, m->n++;
-    m->state[i] = (uint8_t)state;
-    m->crc[i]   = crc;
-    return 0;
-}
-
-static int note_get(const notes_t *m, uint64_t key)
-{
-    if (!m->cap)
-        return 0;
-    size_t i = note_slot(m, key);
-    return m->key[i] ? m->state[i] : 0;
-}
-
-/* Drops the notes of stripes at or past stripe j0 (both spaces): a cut. */
-static void note_cut(notes_t *m, uint64_t j0)
-{
-    if (!m->cap)
-        return;
-    notes_t keep = {0};
-    int     ok   = 1;
-    for (size_t i = 0; i < m->cap && ok; i++)
-        if (m->key[i] && (m->key[i] - 1) / 2 < j0)
-            ok = note_put(&keep, m->key[i] - 1, m->state[i], m->crc[i]) == 0;
-    if (!ok) { /* out of memory: mark everything left dirty instead (safe: re-read at close) */
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->key[i])
-                m->state[i] = NOTE_DIRTY;
-        free(keep.key), free(keep.crc), free(keep.state);
-        return;
-    }
-    free(m->key), free(m->crc), free(m->state);
-    *m = keep;
-}
 
 /* ------------------------------------------------------------ create, open */
 
@@ -807,14 +716,14 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
     uint64_t limit = !s->limit ? UINT64_MAX : sp ? s->ix.meta.size : s->ix.sub[k].size;
     if (s->verify && s->ix.version < TAGG_SF_VERSION_3) { /* old formats: whole files */
         uint64_t key = UINT64_MAX / 2 - (sp ? s->ix.count : k);
-        if (!note_get(&s->checked, key)) {
+        if (!tagg_notes_get(&s->checked, key)) {
             if (verify_whole(f, fd, sp ? s->ix.count : k, name) < 0)
                 return -1;
-            if (note_put(&s->checked, key, NOTE_VERIFIED, 0) < 0)
+            if (tagg_notes_put(&s->checked, key, NOTE_VERIFIED, 0) < 0)
                 return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
         }
     }
-    else if (s->verify && !note_get(&s->checked, 2 * j + (uint64_t)sp)) {
+    else if (s->verify && !tagg_notes_get(&s->checked, 2 * j + (uint64_t)sp)) {
         if (!vbuf_of(s))
             return -1;
         uint64_t slen = tagg_sf_stripe_len(s->ix.logical_size, S, j), base = sp ? j * S : local - local % S, got;
@@ -841,7 +750,7 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
                          (unsigned long long)(r ? r->crc : got));
                 return -1;
             }
-            if (note_put(&s->checked, 2 * j + (uint64_t)sp, NOTE_VERIFIED, 0) < 0)
+            if (tagg_notes_put(&s->checked, 2 * j + (uint64_t)sp, NOTE_VERIFIED, 0) < 0)
                 return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
             uint64_t in = local - base; /* the piece from the verified copy */
             if (in < slen)
@@ -902,7 +811,7 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
     int      full = off % S == 0 && n == S;
     uint64_t crc  = full ? tagg_crc64(0, buf, (size_t)n) : 0;
     pthread_mutex_lock(&s->mu);
-    int rc = note_put(&s->written, 2 * j + (uint64_t)sp, full ? NOTE_FULL : NOTE_DIRTY, crc);
+    int rc = tagg_notes_put(&s->written, 2 * j + (uint64_t)sp, full ? NOTE_FULL : NOTE_DIRTY, crc);
     pthread_mutex_unlock(&s->mu);
     if (rc < 0)
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (noting written stripes)");
@@ -1036,10 +945,10 @@ static int sub_set_size(tagg_file_t *f, uint64_t size)
     else if (s->ix.nvr && f->rank == 0 && msize > size && cut_file(s->meta_fd, s->meta_path, size, "the metadata file") < 0)
         rc = -1;
     pthread_mutex_lock(&s->mu);
-    note_cut(&s->written, size / S + (size % S != 0));
+    tagg_notes_cut(&s->written, size / S + (size % S != 0));
     if (f->rank == 0 && size % S &&
-        (note_put(&s->written, 2 * (size / S), NOTE_DIRTY, 0) < 0 ||
-         (s->ix.nvr && note_put(&s->written, 2 * (size / S) + 1, NOTE_DIRTY, 0) < 0)))
+        (tagg_notes_put(&s->written, 2 * (size / S), NOTE_DIRTY, 0) < 0 ||
+         (s->ix.nvr && tagg_notes_put(&s->written, 2 * (size / S) + 1, NOTE_DIRTY, 0) < 0)))
         TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;
     if (size < s->cut)
         s->cut = size;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "sf_path.h"
+#include "stripe_notes.h"
 #include "subfile_index.h"
 
 #include <errno.h>
@@ -471,6 +472,25 @@ static void test_safe_open(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The per-rank stripe notes: last event wins, growth keeps every key, a cut drops the stripes past it. */
+static void test_notes(void **state)
+{
+    (void)state;
+    notes_t m = {0};
+    for (uint64_t k = 0; k < 10000; k++)
+        assert_int_equal(tagg_notes_put(&m, k * 7, NOTE_FULL, k), 0);
+    assert_int_equal(m.n, 10000);
+    assert_int_equal(tagg_notes_put(&m, 14, NOTE_DIRTY, 0), 0);
+    assert_int_equal(m.n, 10000);
+    assert_int_equal(tagg_notes_get(&m, 14), NOTE_DIRTY);
+    assert_int_equal(tagg_notes_get(&m, 21), NOTE_FULL);
+    assert_int_equal(tagg_notes_get(&m, 22), 0);
+    tagg_notes_cut(&m, 100); /* keys 2*j + space: stripes below 100 are keys below 200 */
+    for (uint64_t k = 0; k < 70000; k += 7)
+        assert_int_equal(tagg_notes_get(&m, k) != 0, k < 200);
+    free(m.key), free(m.crc), free(m.state);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_path_rule),
         cmocka_unit_test(test_stripes),
         cmocka_unit_test(test_safe_open),
+        cmocka_unit_test(test_notes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,8 @@ case "$cmd" in
   *) echo "usage: scripts/tagg.sh demo|test|env" >&2; exit 2 ;;
 esac
 
+# The test suite also checks netCDF users: build netCDF-C for it.
+if [ "$cmd" = test ]; then export TAGG_NETCDF=1; fi
 "$REPO/scripts/setup.sh"
 # shellcheck source=/dev/null
 . "$TAGG_CACHE/env.sh"

@@ -369,8 +369,16 @@ int tagg_io_exec(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool colle
     return rc;
 }
 
+void tagg_file_set_atomic(tagg_file_t *f, int flag) { f->atomic = flag != 0; }
+
 int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
 {
+    if (f->async && f->atomic) {
+        /* atomic mode: what is staged lands first, this write goes straight through */
+        if (tagg_async_drain(f, collective) < 0)
+            return -1;
+        return tagg_io_exec(f, x, kind, collective, TAGG_WRITE, 0);
+    }
     if (f->async)
         return tagg_async_write(f, x, kind, collective);
     return tagg_io_exec(f, x, kind, collective, TAGG_WRITE, 0);

@@ -1,10 +1,14 @@
 /* The tagg virtual file driver (HDF5 plugin: HDF5_DRIVER=tagg).
  *
- * A parallel driver (H5FD_FEAT_HAS_MPI), so HDF5 takes its parallel paths:
- * collective metadata, selection I/O for collective raw data, early space
- * allocation. The driver only adapts: every read and write becomes a list of
- * extents handed to the aggregation layer's entry point (core/src/io.h),
- * together with whether HDF5 made the call collectively. */
+ * For a file whose communicator has several processes, a parallel driver
+ * (H5FD_FEAT_HAS_MPI), so HDF5 takes its parallel paths: collective metadata,
+ * selection I/O for collective raw data, early space allocation. For a file of
+ * one process (serial h5py, a program without mpiexec, a one-rank job) it
+ * reports the feature flags of a serial driver, so HDF5 stays in its serial mode
+ * (variable-length writes, SWMR, page buffering, H5Oflush, VDS reads) while the
+ * data still goes through tagg. The driver only adapts: every read and write
+ * becomes a list of extents handed to the aggregation layer's entry point
+ * (core/src/io.h), together with whether HDF5 made the call collectively. */
 #include "tagg_vfd.h"
 
 #include "config.h"
@@ -22,7 +26,17 @@
 #include <sys/stat.h>
 
 typedef struct {
-    H5FD_t       pub; /* must be first: HDF5 owns it */
+    H5FD_t pub; /* must be first: HDF5 owns it */
+    /* Must come second. H5Fset_mpi_atomicity / H5Fget_mpi_atomicity on a file
+     * with H5FD_FEAT_HAS_MPI reach HDF5's MPI-IO driver code, which reads the
+     * MPI file handle right after `pub` (H5FD_mpio_t in HDF5 1.14). For a
+     * multi-process file this is a real handle, opened on /dev/null with the
+     * file's communicator: it holds the atomicity flag HDF5 sets and reads, and
+     * the driver hands the flag to tagg before every transfer (atomic_sync).
+     * MPI_FILE_NULL for a one-process file (HDF5 then refuses atomicity, as
+     * with sec2, before touching it). */
+    MPI_File     atomic_fh;
+    int          atomic_seen; /* the flag last read from atomic_fh */
     tagg_file_t *tf;
     haddr_t      eoa;      /* end of address space HDF5 allocated */
     haddr_t      last_eoa; /* eoa at the last truncate */
@@ -127,6 +141,38 @@ static int build_config(hid_t fapl, MPI_Comm comm, tagg_config_t *cfg)
     return rc;
 }
 
+/* The stand-in handle of a multi-process file (see atomic_fh). Collective;
+ * every rank agrees on the outcome. */
+static int atomic_open(tagg_vfd_t *file)
+{
+    if (file->tf->size == 1)
+        return 0;
+    int code = MPI_File_open(file->tf->comm, "/dev/null", MPI_MODE_RDONLY, MPI_INFO_NULL, &file->atomic_fh);
+    if (code != MPI_SUCCESS)
+        file->atomic_fh = MPI_FILE_NULL;
+    if (tagg_agree(file->tf->comm, code == MPI_SUCCESS ? 0 : -1,
+                   "opening the MPI atomicity stand-in handle on /dev/null") < 0) {
+        if (file->atomic_fh != MPI_FILE_NULL)
+            MPI_File_close(&file->atomic_fh);
+        return -1;
+    }
+    return 0;
+}
+
+/* Hands a change of the atomicity flag HDF5 set on the stand-in handle to tagg
+ * (a local call: MPI_File_set_atomicity is collective, so every rank sees the
+ * same flag at its next transfer). */
+static void atomic_sync(tagg_vfd_t *file)
+{
+    int flag = 0;
+    if (file->atomic_fh == MPI_FILE_NULL || MPI_File_get_atomicity(file->atomic_fh, &flag) != MPI_SUCCESS)
+        return;
+    if (flag != file->atomic_seen) {
+        file->atomic_seen = flag;
+        tagg_file_set_atomic(file->tf, flag);
+    }
+}
+
 static tagg_kind_t kind_of(H5FD_mem_t type) { return type == H5FD_MEM_DRAW ? TAGG_RAW : TAGG_META; }
 
 /* ---------------------------------------------------------------- open / close */
@@ -168,7 +214,13 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
         tagg_file_close(tf);
         goto fail;
     }
-    file->tf = tf;
+    file->tf        = tf;
+    file->atomic_fh = MPI_FILE_NULL;
+    if (atomic_open(file) < 0) {
+        tagg_file_close(tf);
+        free(file);
+        goto fail;
+    }
     struct stat sb;
     if (stat(name, &sb) == 0)
         file->dev = sb.st_dev, file->ino = sb.st_ino, file->have_id = 1;
@@ -190,7 +242,9 @@ fail:
 static herr_t tagg_close(H5FD_t *_file)
 {
     tagg_vfd_t *file = (tagg_vfd_t *)_file;
-    int         rc   = tagg_file_close(file->tf);
+    if (file->atomic_fh != MPI_FILE_NULL)
+        MPI_File_close(&file->atomic_fh);
+    int rc = tagg_file_close(file->tf);
     free(file);
     return rc < 0 ? -1 : 0;
 }
@@ -208,10 +262,25 @@ static int tagg_cmp(const H5FD_t *a, const H5FD_t *b)
     return strcmp(f1->tf->path, f2->tf->path);
 }
 
-static herr_t tagg_query(const H5FD_t *file, unsigned long *flags)
+/* Feature flags. HDF5 asks once per open file (file != NULL) and decides its
+ * mode from that answer; the class-level question (file == NULL, asked before a
+ * file exists: H5FD_open's file-image check, H5Fopen's collective sanity
+ * barrier) gets the parallel answer, which is a superset of what those checks
+ * look at.
+ * - several processes: a parallel driver, as MPI-IO reports it;
+ * - one process: what sec2 reports, without H5FD_FEAT_POSIX_COMPAT_HANDLE (our
+ *   handle is tagg's file, not a POSIX descriptor). SWMR is honest here: tagg
+ *   keeps no client-side cache, a write reaches the file before the call
+ *   returns unless async=1 staging is on, and flush drains the staging. */
+static herr_t tagg_query(const H5FD_t *_file, unsigned long *flags)
 {
-    (void)file;
-    if (flags)
+    const tagg_vfd_t *file = (const tagg_vfd_t *)_file;
+    if (!flags)
+        return 0;
+    if (file && file->tf->size == 1)
+        *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE |
+                 H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_SUPPORTS_SWMR_IO | H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
+    else
         *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_HAS_MPI |
                  H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
     return 0;
@@ -250,8 +319,10 @@ static herr_t tagg_get_handle(H5FD_t *_file, hid_t fapl, void **handle)
 
 /* ---------------------------------------------------------------- data */
 
-static herr_t finish(tagg_file_t *tf, tagg_extents_t *x, tagg_kind_t kind, bool coll, tagg_dir_t dir, int rc)
+static herr_t finish(tagg_vfd_t *file, tagg_extents_t *x, tagg_kind_t kind, bool coll, tagg_dir_t dir, int rc)
 {
+    tagg_file_t *tf = file->tf;
+    atomic_sync(file);
     /* A rank whose request could not be described still joins a collective call
      * with nothing, so no rank waits; the agreement then fails every rank. */
     if (rc < 0) {
@@ -290,7 +361,7 @@ static herr_t plain_io(H5FD_t *_file, H5FD_mem_t type, haddr_t addr, size_t size
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         rc = -1;
     }
-    return finish(file->tf, &x, kind_of(type), coll, dir, rc);
+    return finish(file, &x, kind_of(type), coll, dir, rc);
 }
 
 static herr_t tagg_read(H5FD_t *f, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
@@ -339,7 +410,7 @@ static herr_t vector_io(H5FD_t *_file, uint32_t count, H5FD_mem_t types[], haddr
             rc = -1;
         }
     }
-    return finish(file->tf, &x, kind_of(kind_type), coll, dir, rc);
+    return finish(file, &x, kind_of(kind_type), coll, dir, rc);
 }
 
 static herr_t tagg_read_vector(H5FD_t *f, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
@@ -384,7 +455,7 @@ static herr_t selection_io(H5FD_t *_file, H5FD_mem_t type, size_t count, hid_t m
         }
         rc = tagg_extents_from_selection(&x, mem_spaces[i], file_spaces[i], offsets[i], esize, buf);
     }
-    return finish(file->tf, &x, kind_of(type), coll, dir, rc);
+    return finish(file, &x, kind_of(type), coll, dir, rc);
 }
 
 static herr_t tagg_read_selection(H5FD_t *f, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],

@@ -9,6 +9,7 @@
  * data still goes through tagg. The driver only adapts: every read and write
  * becomes a list of extents handed to the aggregation layer's entry point
  * (core/src/io.h), together with whether HDF5 made the call collectively. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "tagg_vfd.h"
 
 #include "config.h"
@@ -23,7 +24,6 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 typedef struct {
     H5FD_t pub; /* must be first: HDF5 owns it */
@@ -40,9 +40,10 @@ typedef struct {
     tagg_file_t *tf;
     haddr_t      eoa;      /* end of address space HDF5 allocated */
     haddr_t      last_eoa; /* eoa at the last truncate */
-    dev_t        dev;      /* identity for cmp (same file opened twice) */
-    ino_t        ino;
-    int          have_id;
+    /* Identity for cmp (HDF5 opening a file that is already open: VDS sources,
+     * external links, h5py reopening): the canonical path. Not the inode: a
+     * subfiled file's index is replaced by rename while the file is open. */
+    char *canon;
 } tagg_vfd_t;
 
 static int mpi_self_initialized = 0;
@@ -221,9 +222,7 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
         free(file);
         goto fail;
     }
-    struct stat sb;
-    if (stat(name, &sb) == 0)
-        file->dev = sb.st_dev, file->ino = sb.st_ino, file->have_id = 1;
+    file->canon = realpath(name, NULL); /* NULL: cmp falls back to the name as given */
     tagg_config_clear(&cfg);
     MPI_Comm_free(&comm);
     if (info != MPI_INFO_NULL)
@@ -245,6 +244,7 @@ static herr_t tagg_close(H5FD_t *_file)
     if (file->atomic_fh != MPI_FILE_NULL)
         MPI_File_close(&file->atomic_fh);
     int rc = tagg_file_close(file->tf);
+    free(file->canon);
     free(file);
     return rc < 0 ? -1 : 0;
 }
@@ -252,14 +252,7 @@ static herr_t tagg_close(H5FD_t *_file)
 static int tagg_cmp(const H5FD_t *a, const H5FD_t *b)
 {
     const tagg_vfd_t *f1 = (const tagg_vfd_t *)a, *f2 = (const tagg_vfd_t *)b;
-    if (f1->have_id && f2->have_id) {
-        if (f1->dev != f2->dev)
-            return f1->dev < f2->dev ? -1 : 1;
-        if (f1->ino != f2->ino)
-            return f1->ino < f2->ino ? -1 : 1;
-        return 0;
-    }
-    return strcmp(f1->tf->path, f2->tf->path);
+    return strcmp(f1->canon ? f1->canon : f1->tf->path, f2->canon ? f2->canon : f2->tf->path);
 }
 
 /* Feature flags. HDF5 asks once per open file (file != NULL) and decides its
@@ -480,8 +473,9 @@ static herr_t tagg_flush(H5FD_t *_file, hid_t dxpl, hbool_t closing)
 {
     tagg_vfd_t *file = (tagg_vfd_t *)_file;
     (void)dxpl;
-    /* At close, tagg_file_close syncs when configured to (fsync=1). */
-    if (closing)
+    /* At close, tagg_file_close syncs when configured to (fsync=1). A file
+     * open read-only has nothing to sync (SWMR readers flush on refresh). */
+    if (closing || !(file->tf->flags & TAGG_OPEN_RDWR))
         return 0;
     return tagg_file_sync(file->tf) < 0 ? -1 : 0;
 }
@@ -564,7 +558,11 @@ static const H5FD_class_t tagg_class = {
     .value           = TAGG_VFD_VALUE,
     .name            = TAGG_VFD_NAME,
     .maxaddr         = ((haddr_t)1 << 62) - 1, /* fits MPI_Offset */
-    .fc_degree       = H5F_CLOSE_SEMI,
+    /* Weak, as sec2: closing a file with objects still open closes it when the
+     * last one goes (h5py relies on it; VDS source files need it). Files the
+     * VOL connector redirects from MPI-IO get MPI-IO's semi on their access
+     * list (vol_file.c), so those programs see no change. */
+    .fc_degree       = H5F_CLOSE_WEAK,
     .terminate       = tagg_term,
     .sb_size         = NULL, /* no driver info in the superblock: plain HDF5 files */
     .sb_encode       = NULL,

@@ -125,12 +125,15 @@ step_hdf5() {
 
 # ---------------------------------------------------------------- Python
 step_venv() {
-  step python "venv with mpi4py, parallel h5py ($HDF5_ROOT), numpy, pytest"
+  step python "venv with mpi4py, parallel h5py ($HDF5_ROOT), numpy, pytest, pytest-mpi"
   VENV="$TAGG_CACHE/venv-$PYTAG-hdf5-$(echo "$HDF5_ROOT" | cksum | cut -d' ' -f1)"
-  if [ -f "$VENV/.tagg-stamp" ]; then echo "    cached at $VENV"; return; fi
+  # pytest-mpi (h5py's MPI tests) came later: a venv stamped before it gets it added
+  if [ -f "$VENV/.tagg-stamp" ] && "$VENV/bin/python" -c "import pytest_mpi" 2>/dev/null; then
+    echo "    cached at $VENV"; return
+  fi
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV" || die "python3 -m venv failed" "install python3-venv"
   local pip="$VENV/bin/pip"
-  run_logged pip-base "$pip" install --disable-pip-version-check "setuptools>=77" "Cython>=3" pkgconfig numpy pytest wheel
+  run_logged pip-base "$pip" install --disable-pip-version-check "setuptools>=77" "Cython>=3" pkgconfig numpy pytest pytest-mpi wheel
   # Debian's MPICH lacks the libmpi.so.12 name the mpi4py wheel wants: build from source.
   # Low optimisation keeps the compiler's memory in bounds (one -O3 -g process grew past 21 GB).
   if ! "$VENV/bin/python" -c "import mpi4py" 2>/dev/null; then

@@ -3,7 +3,8 @@
 #   scripts/tagg.sh demo   set up what is missing, then run the demo: 4 MPI ranks
 #                          write and read an HDF5 file through the tagg VOL connector
 #   scripts/tagg.sh test   set up what is missing, then run the whole test suite
-#   scripts/tagg.sh env    print the environment that puts tagg in an application's path
+#   scripts/tagg.sh env    print the environment that puts tagg in an application's path:
+#                          eval "$(scripts/tagg.sh env)" (only export lines on stdout)
 set -Eeuo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TAGG_CACHE=${TAGG_CACHE:-$HOME/.cache/tagg}
@@ -16,7 +17,12 @@ esac
 
 # The test suite also checks netCDF users: build netCDF-C for it.
 if [ "$cmd" = test ]; then export TAGG_NETCDF=1; fi
-"$REPO/scripts/setup.sh"
+if [ "$cmd" = env ]; then
+  # only the export lines go to stdout (eval "$(scripts/tagg.sh env)"); set-up progress to stderr
+  "$REPO/scripts/setup.sh" >&2
+else
+  "$REPO/scripts/setup.sh"
+fi
 # shellcheck source=/dev/null
 . "$TAGG_CACHE/env.sh"
 export LD_LIBRARY_PATH="$HDF5_ROOT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

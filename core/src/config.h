@@ -145,6 +145,13 @@ typedef enum { TAGG_DRAIN_NONE = 0, TAGG_DRAIN_CLOSE = 1, TAGG_DRAIN_COUNT_ } ta
       "files with node-local subfiles (destination=nvr, also when opened again later, read-only or not): close = at close, each node copies its node-local subfile to the shared file "      \
       "system beside the index (metadata merged in) and the file becomes an ordinary subfiled file; the "   \
       "node-local copies are then removed. none = they stay for the job (`tagg-fuse --drain` later)")       \
+    X(verify, BOOL, int, NULL, "1", 0, 1, NULL,                                                          \
+      "layout=subfiles: a read-only open checks each stripe against its CRC-64 in the index the first "    \
+      "time a rank reads it (the whole stored stripe is read for that); a mismatch is an error naming the " \
+      "subfile and stripe. 0 = no check (README: What tagg trusts and what it refuses)")                   \
+    X(salvage, BOOL, int, NULL, "0", 0, 1, NULL,                                                         \
+      "layout=subfiles: allow a read-only open of a file whose index says `state open` (its writer crashed " \
+      "or failed; refused otherwise), without checksum checks, to save what it holds")                     \
     X(fsync, BOOL, int, TAGG_ENV_FSYNC, "0", 0, 1, NULL,                                                 \
       "call MPI_File_sync at flush and close, so timings include the storage")                          \
     X(async, BOOL, int, TAGG_ENV_ASYNC, "0", 0, 1, NULL,                                                  \

@@ -15,13 +15,28 @@
  * Open: a new file takes S and N from the configuration (N = 0: one per node);
  * an existing one takes them from its index, so any number of ranks, with any
  * configuration, reads it back. While a writer has the file open the index
- * says "state open"; close reads every subfile back (subfile k on rank k mod
- * size) for its size and CRC-64 and rank 0 writes the final index.
+ * says "state open"; a file whose index still says so (the writer crashed or
+ * failed) is refused unless salvage=1 (then read-only, unverified).
+ *
+ * Checksums (index format 3, subfile_index.h): one CRC-64 per stripe, made
+ * while writing. Each rank notes the stripes it writes: a piece that covers a
+ * whole stripe gets its CRC from the buffer, any other piece marks the stripe
+ * dirty. At close rank 0 gathers the notes; a stripe written whole by exactly
+ * one rank keeps that CRC, every other written stripe is read back once by
+ * its keeper (HDF5 metadata stripes, partial stripes), untouched stripes keep
+ * their record, and all-zero stripes become holes (no record): a sparse file
+ * of any extent costs what its written stripes cost. Reads of a read-only
+ * open (verify=1) check each stripe against its record the first time this
+ * rank reads it (the whole stored stripe is read for that), and never read
+ * past the size the index records; a mismatch is an error naming the subfile
+ * and stripe. Paths: only those sf_path.h derives, opened without following
+ * links, regular files only.
  *
  * destination=nvr (node-local subfiles, index format 2; MA-TAPIOCA's SSD as a
  * destination, seed 002 section 4.4). One subfile per node, in that node's
  * node-local directory (tagg_nvr_dir(): nvr_dir, $TMPDIR, /tmp, as the node's
- * ranks see it) under "tagg-nvr.<node>/", where <node> is the host name, or
+ * ranks see it) under "tagg-<uid>/<node>/" (both private, 0700, checked:
+ * sf_path.h), where <node> is the host name, or
  * "<host>.vnode<i>" when a topology file (topology=) splits one host into
  * virtual nodes, so that tests on one host see distinct nodes. The rule: a
  * subfile is created, written, read, sized, checksummed and removed only by
@@ -38,6 +53,7 @@
 #include "io.h"
 #include "store.h"
 #include "subfile_index.h"
+#include "sf_path.h"
 #include "fault.h"
 #include "tier.h"
 
@@ -45,6 +61,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,6 +71,15 @@
 #define ERRLEN 1024
 #define NODELEN 256 /* node names */
 #define DIRLEN 1024 /* node-local directories */
+
+/* Stripes noted by this rank: key 2*j + space (0 data, 1 metadata file). */
+enum { NOTE_FULL = 1, NOTE_DIRTY = 2, NOTE_VERIFIED = 3 };
+typedef struct {
+    uint64_t *key; /* key + 1; 0: empty slot */
+    uint64_t *crc;
+    uint8_t  *state;
+    size_t    cap, n;
+} notes_t;
 
 typedef struct {
     tagg_sf_index_t ix;    /* stripe, count, names (sizes, checksums: as of the last close) */
@@ -66,9 +93,68 @@ typedef struct {
     int    window;    /* count x min nown: stripes one collective pass can give an owner each */
     char  *meta_path; /* the metadata file beside the index */
     int    meta_fd;   /* -1 until this rank touches metadata */
+    /* checksums */
+    int             verify;  /* read-only open, verify=1, closed file: check stripes on first read */
+    int             limit;   /* read-only: never read past the sizes the index records */
+    notes_t         written; /* writers: stripes this rank wrote (FULL with crc, or DIRTY) */
+    notes_t         checked; /* readers: stripes (legacy formats: subfiles) this rank verified */
+    char           *vbuf;    /* one stripe, for verification */
+    uint64_t        cut;     /* smallest size set in this open (UINT64_MAX: none) */
+    pthread_mutex_t mu;      /* the notes (async workers write too) */
+    int             held;    /* rank 0 of a writer: the index is in held[] */
+    dev_t           hdev;
+    ino_t           hino;
 } sub_t;
 
 static sub_t *sub_of(const tagg_file_t *f) { return f->store; }
+
+/* Indexes this process holds open for writing (as rank 0 of their
+ * communicator), by device and inode: a second, read-only open of one of them
+ * in this process (HDF5's probes, h5py reopening a file it writes) meets its
+ * own writer's "state open", not a crashed one's. */
+static struct {
+    dev_t dev;
+    ino_t ino;
+} held[64];
+static int             nheld;
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int held_find(dev_t dev, ino_t ino)
+{
+    for (int i = 0; i < nheld; i++)
+        if (held[i].dev == dev && held[i].ino == ino)
+            return i;
+    return -1;
+}
+
+static int held_has(const char *path)
+{
+    struct stat st;
+    int         r = 0;
+    if (stat(path, &st) == 0) {
+        pthread_mutex_lock(&held_mu);
+        r = held_find(st.st_dev, st.st_ino) >= 0;
+        pthread_mutex_unlock(&held_mu);
+    }
+    return r;
+}
+
+/* Notes (add) or forgets the index at path; *dev, *ino keep what was noted. */
+static void held_note(const char *path, int add, dev_t *dev, ino_t *ino)
+{
+    struct stat st;
+    pthread_mutex_lock(&held_mu);
+    if (add && stat(path, &st) == 0 && nheld < (int)(sizeof held / sizeof *held)) {
+        held[nheld].dev = *dev = st.st_dev, held[nheld++].ino = *ino = st.st_ino;
+    }
+    else if (!add) {
+        int i = held_find(*dev, *ino);
+        if (i >= 0)
+            held[i] = held[--nheld];
+    }
+    pthread_mutex_unlock(&held_mu);
+}
+
 
 static void sub_free(sub_t *s)
 {
@@ -84,6 +170,12 @@ static void sub_free(sub_t *s)
     if (s->meta_fd >= 0)
         close(s->meta_fd);
     tagg_sf_index_free(&s->ix);
+    free(s->written.key), free(s->written.crc), free(s->written.state);
+    free(s->checked.key), free(s->checked.crc), free(s->checked.state);
+    free(s->vbuf);
+    if (s->held)
+        held_note(NULL, 0, &s->hdev, &s->hino);
+    pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
@@ -196,27 +288,108 @@ static int agree_msg(tagg_file_t *f, int rc, const char *msg, const char *what)
 }
 
 /* Rank 0: removes the subfiles an existing index names (TRUNC, delete). */
+
+/* ------------------------------------------------------------ notes */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33, x *= UINT64_C(0xff51afd7ed558ccd), x ^= x >> 33;
+    return x;
+}
+
+/* The slot of key (found, or the empty one where it goes). */
+static size_t note_slot(const notes_t *m, uint64_t key)
+{
+    size_t i = (size_t)mix(key) & (m->cap - 1);
+    while (m->key[i] && m->key[i] != key + 1)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static int note_grow(notes_t *m)
+{
+    notes_t g = {0};
+    g.cap     = m->cap ? 2 * m->cap : 64;
+    g.key     = calloc(g.cap, sizeof *g.key);
+    g.crc     = malloc(g.cap * sizeof *g.crc);
+    g.state   = malloc(g.cap);
+    if (!g.key || !g.crc || !g.state) {
+        free(g.key), free(g.crc), free(g.state);
+        return -1;
+    }
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->key[i]) {
+            size_t j   = note_slot(&g, m->key[i] - 1);
+            g.key[j]   = m->key[i];
+            g.crc[j]   = m->crc[i];
+            g.state[j] = m->state[i];
+        }
+    g.n = m->n;
+    free(m->key), free(m->crc), free(m->state);
+    *m = g;
+    return 0;
+}
+
+/* Sets key's note (the last event wins). 0 or -1 (out of memory). */
+static int note_put(notes_t *m, uint64_t key, int state, uint64_t crc)
+{
+    if ((m->n + 1) * 4 > m->cap * 3 && note_grow(m) < 0)
+        return -1;
+    size_t i = note_slot(m, key);
+    if (!m->key[i])
+        m->key[i] = key + 1, m->n++;
+    m->state[i] = (uint8_t)state;
+    m->crc[i]   = crc;
+    return 0;
+}
+
+static int note_get(const notes_t *m, uint64_t key)
+{
+    if (!m->cap)
+        return 0;
+    size_t i = note_slot(m, key);
+    return m->key[i] ? m->state[i] : 0;
+}
+
+/* Drops the notes of stripes at or past stripe j0 (both spaces): a cut. */
+static void note_cut(notes_t *m, uint64_t j0)
+{
+    if (!m->cap)
+        return;
+    notes_t keep = {0};
+    int     ok   = 1;
+    for (size_t i = 0; i < m->cap && ok; i++)
+        if (m->key[i] && (m->key[i] - 1) / 2 < j0)
+            ok = note_put(&keep, m->key[i] - 1, m->state[i], m->crc[i]) == 0;
+    if (!ok) { /* out of memory: mark everything left dirty instead (safe: re-read at close) */
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->key[i])
+                m->state[i] = NOTE_DIRTY;
+        free(keep.key), free(keep.crc), free(keep.state);
+        return;
+    }
+    free(m->key), free(m->crc), free(m->state);
+    *m = keep;
+}
+
+/* ------------------------------------------------------------ create, open */
+
+/* Rank 0: removes the files an existing (checked) index implies (TRUNC,
+ * delete): derived names only. Node-local subfiles: by their nodes. */
 static int remove_listed(const char *path, const tagg_sf_index_t *old, char *err)
 {
-    if (old->nvr && old->meta.name) { /* the node-local subfiles: by their nodes (remove_local) */
-        char *p = tagg_sf_subfile_path(path, old->meta.name);
-        if (p && unlink(p) < 0 && errno != ENOENT) {
-            snprintf(err, ERRLEN, "cannot remove the metadata file '%s': %s", p, strerror(errno));
-            free(p);
-            return -1;
-        }
+    if (old->nvr) {
+        char *p = tagg_sf_path_meta(path);
+        int   rc = p ? tagg_sf_remove(p, err, ERRLEN) : (snprintf(err, ERRLEN, "out of memory"), -1);
         free(p);
-        return 0;
+        return rc;
     }
     for (uint32_t k = 0; k < old->count; k++) {
-        char *p = tagg_sf_subfile_path(path, old->sub[k].name);
-        if (!p || (unlink(p) < 0 && errno != ENOENT)) {
-            snprintf(err, ERRLEN, "cannot remove subfile '%s': %s", p ? p : old->sub[k].name,
-                     p ? strerror(errno) : "out of memory");
-            free(p);
-            return -1;
-        }
+        char *p  = tagg_sf_path_beside(path, k, old->count);
+        int   rc = p ? tagg_sf_remove(p, err, ERRLEN) : (snprintf(err, ERRLEN, "out of memory"), -1);
         free(p);
+        if (rc < 0)
+            return -1;
     }
     return 0;
 }
@@ -239,29 +412,24 @@ static int create_nvr(tagg_file_t *f, tagg_sf_index_t *ix, const char *nodes, ch
     int rc = 0;
     if (tagg_sf_index_init(ix, (uint64_t)f->cfg.stripe_size, N) < 0 || !(ix->meta.name = tagg_sf_meta_name(f->path)))
         rc = -1;
-    ix->nvr      = 1;
-    ix->meta.crc = tagg_crc64(0, NULL, 0);
+    ix->nvr = 1;
     for (uint32_t k = 0; rc == 0 && k < N; k++) {
-        ix->sub[k].crc = tagg_crc64(0, NULL, 0);
         if (!(ix->sub[k].node = strdup(NODE_OF(nodes, first[k]))) ||
-            !(ix->sub[k].name = tagg_sf_nvr_path(DIR_OF(nodes, first[k]), NODE_OF(nodes, first[k]), f->path, k, N)))
+            !(ix->sub[k].name = tagg_sf_path_nvr(DIR_OF(nodes, first[k]), NODE_OF(nodes, first[k]), f->path, k, N)))
             rc = -1;
     }
     free(first);
     if (rc < 0)
         return snprintf(err, ERRLEN, "out of memory"), -1;
-    char *mp = tagg_sf_subfile_path(f->path, ix->meta.name);
-    int   fd = mp ? open(mp, O_WRONLY | O_CREAT | O_TRUNC, 0666) : -1;
-    if (fd < 0 || close(fd) < 0) {
-        snprintf(err, ERRLEN, "cannot create the metadata file '%s': %s", mp ? mp : "?", strerror(errno));
-        free(mp);
-        return -1;
-    }
+    char *mp = tagg_sf_path_meta(f->path);
+    int   fd = mp ? tagg_sf_create(mp, err, ERRLEN) : -1;
     free(mp);
+    if (fd < 0 || close(fd) < 0)
+        return -1;
     return tagg_sf_index_write(f->path, ix, f->cfg.fsync, err, ERRLEN);
 }
 
-/* Rank 0: creates a new subfiled file (subfiles empty, index "open"). */
+/* Rank 0: creates a new subfiled file (subfiles new and empty, index "open"). */
 static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had_index, const char *nodes, char *err)
 {
     if (had_index) {
@@ -271,7 +439,7 @@ static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had
             tagg_sf_index_free(&old);
             if (rc < 0)
                 return -1;
-        } /* an unreadable old index: its subfiles cannot be found; the stub is replaced anyway */
+        } /* an unreadable or hostile old index: nothing it names is touched; the stub is replaced */
     }
     if (nodes)
         return create_nvr(f, ix, nodes, err);
@@ -280,16 +448,14 @@ static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had
         return -1;
     }
     for (uint32_t k = 0; k < N; k++) {
-        char *p = NULL;
+        char *p = tagg_sf_path_beside(f->path, k, N);
         int   fd;
-        if (!(ix->sub[k].name = tagg_sf_default_name(f->path, k, N)) || !(p = tagg_sf_subfile_path(f->path, ix->sub[k].name))) {
+        if (!p || !(ix->sub[k].name = tagg_sf_default_name(f->path, k, N))) {
             snprintf(err, ERRLEN, "out of memory");
             free(p);
             return -1;
         }
-        ix->sub[k].crc = tagg_crc64(0, NULL, 0);
-        if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0 || close(fd) < 0) {
-            snprintf(err, ERRLEN, "cannot create subfile '%s': %s", p, strerror(errno));
+        if ((fd = tagg_sf_create(p, err, ERRLEN)) < 0 || close(fd) < 0) {
             free(p);
             return -1;
         }
@@ -298,38 +464,68 @@ static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had
     return tagg_sf_index_write(f->path, ix, f->cfg.fsync, err, ERRLEN);
 }
 
-/* Rank 0: reads an existing index and checks that its subfiles are there. */
+/* Opens path (a derived one) and checks its size against the index's. */
+static int check_file(const char *index, const char *path, int closed, uint64_t want, const char *what, char *err)
+{
+    struct stat st;
+    int         fd = tagg_sf_open(path, O_RDONLY, err, ERRLEN);
+    if (fd < 0) {
+        char why[ERRLEN];
+        if (errno == ENOENT)
+            snprintf(err, ERRLEN, "%.100s of '%.400s' is missing: '%.400s': %s", what, index, path, strerror(ENOENT));
+        else {
+            snprintf(why, sizeof why, "%s", err);
+            snprintf(err, ERRLEN, "%.100s: %.900s", what, why);
+        }
+        return -1;
+    }
+    int rc = fstat(fd, &st);
+    close(fd);
+    if (rc < 0)
+        return snprintf(err, ERRLEN, "%s '%s': %s", what, path, strerror(errno)), -1;
+    if (closed && (uint64_t)st.st_size != want)
+        return snprintf(err, ERRLEN,
+                        "%s '%s' has %llu bytes, its index records %llu: changed or damaged since it was closed "
+                        "(see tagg-fuse --check)",
+                        what, path, (unsigned long long)st.st_size, (unsigned long long)want),
+               -1;
+    return 0;
+}
+
+/* Rank 0: reads an existing index (names checked), refuses a file left open
+ * by a writer (unless salvage, read-only) and old formats for writing, and
+ * checks that its subfiles are there. */
 static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char *err)
 {
+    char what[128];
     if (tagg_sf_index_read(f->path, ix, err, ERRLEN) < 0)
         return -1;
+    if (!ix->closed && (rewrite || !(f->cfg.salvage || held_has(f->path))))
+        return snprintf(err, ERRLEN,
+                        "'%s' was not closed: its index says 'state open' (the writer crashed or failed), so its data may "
+                        "be incomplete or inconsistent. Refused%s. Check it with `tagg-fuse --check %s`; to read what is "
+                        "there, open it read-only with salvage=1 (unverified)",
+                        f->path, rewrite ? " for writing" : "", f->path),
+               -1;
+    if (rewrite && ix->version < TAGG_SF_VERSION_3)
+        return snprintf(err, ERRLEN,
+                        "'%s' has an index of format %u, which this tagg reads but does not write: open it read-only, "
+                        "or rewrite it (h5repack through tagg, or tagg-fuse to one HDF5 file)",
+                        f->path, ix->version),
+               -1;
     if (ix->nvr) { /* the node-local subfiles are checked by their nodes (nvr_setup) */
-        struct stat st;
-        char       *p = tagg_sf_subfile_path(f->path, ix->meta.name);
-        if (!p || stat(p, &st) < 0) {
-            snprintf(err, ERRLEN, "the metadata file of '%s' is missing: '%s': %s", f->path, p ? p : "?",
-                     p ? strerror(errno) : "out of memory");
-            free(p);
-            return -1;
-        }
+        char *p = tagg_sf_path_meta(f->path);
+        int   rc = p ? check_file(f->path, p, 0, 0, "the metadata file", err) : (snprintf(err, ERRLEN, "out of memory"), -1);
         free(p);
+        if (rc < 0)
+            return -1;
     }
     for (uint32_t k = 0; !ix->nvr && k < ix->count; k++) {
-        struct stat st;
-        char       *p = tagg_sf_subfile_path(f->path, ix->sub[k].name);
-        int         bad = !p || stat(p, &st) < 0;
-        if (bad)
-            snprintf(err, ERRLEN, "subfile %u of '%s' is missing: '%s': %s", (unsigned)k, f->path,
-                     p ? p : "?", p ? strerror(errno) : "out of memory");
-        else if (ix->closed && (uint64_t)st.st_size != ix->sub[k].size) {
-            snprintf(err, ERRLEN,
-                     "subfile '%s' has %llu bytes, its index records %llu: changed or damaged since it was "
-                     "closed (see tagg-fuse --check)",
-                     p, (unsigned long long)st.st_size, (unsigned long long)ix->sub[k].size);
-            bad = 1;
-        }
+        char *p = tagg_sf_path_beside(f->path, k, ix->count);
+        snprintf(what, sizeof what, "subfile %u", (unsigned)k);
+        int rc = p ? check_file(f->path, p, ix->closed, ix->sub[k].size, what, err) : (snprintf(err, ERRLEN, "out of memory"), -1);
         free(p);
-        if (bad)
+        if (rc < 0)
             return -1;
     }
     if (rewrite) { /* a writer has it: mark it open until close */
@@ -341,8 +537,8 @@ static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char 
 
 /* Collective, destination=nvr, after the index is known everywhere: which
  * ranks own which subfile, then each subfile's lowest owner creates it (new
- * file) or checks it (existing file). The first failure's message reaches
- * every rank. */
+ * file) or checks it (existing file), and its private directories. The first
+ * failure's message reaches every rank. */
 static int nvr_setup(tagg_file_t *f, sub_t *s, const char *nodes, int created)
 {
     uint32_t N  = s->ix.count;
@@ -351,8 +547,7 @@ static int nvr_setup(tagg_file_t *f, sub_t *s, const char *nodes, int created)
     s->own  = calloc(N, sizeof *s->own);
     s->nown = calloc(N, sizeof *s->nown);
     s->mine = calloc(N, sizeof *s->mine);
-    s->meta_path = tagg_sf_subfile_path(f->path, s->ix.meta.name);
-    if (!s->own || !s->nown || !s->mine || !s->meta_path)
+    if (!s->own || !s->nown || !s->mine)
         return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1; /* the caller agrees */
     for (uint32_t k = 0; k < N; k++) {
         if (!(s->own[k] = malloc((size_t)f->size * sizeof(int))))
@@ -375,26 +570,35 @@ static int nvr_setup(tagg_file_t *f, sub_t *s, const char *nodes, int created)
     for (uint32_t k = 0; k < N && rc == 0; k++) {
         if (s->own[k][0] != f->rank)
             continue;
-        struct stat st;
-        int         fd;
-        if (created) {
-            if (tagg_sf_mkdir_for(s->paths[k]) < 0 ||
-                (fd = open(s->paths[k], O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0 || close(fd) < 0)
-                snprintf(err, sizeof err, "cannot create node-local subfile %u '%s' on node %s: %s", (unsigned)k,
-                         s->paths[k], s->ix.sub[k].node, strerror(errno)), rc = -1;
+        int fd;
+        if (tagg_sf_nvr_dirs(s->paths[k], s->ix.version, created, err, sizeof err) < 0)
+            rc = -1;
+        else if (created) {
+            if ((fd = tagg_sf_create(s->paths[k], err, sizeof err)) < 0 || close(fd) < 0)
+                rc = -1;
             else
                 f->stats.nvr_opens++;
         }
-        else if (stat(s->paths[k], &st) < 0)
-            snprintf(err, sizeof err,
-                     "node-local subfile %u of '%s' is missing on node %s: '%s': %s (node-local files do not "
-                     "outlive the job or a reboot; drain them with drain=close or tagg-fuse --drain)",
-                     (unsigned)k, f->path, s->ix.sub[k].node, s->paths[k], strerror(errno)), rc = -1;
-        else if (s->ix.closed && (uint64_t)st.st_size != s->ix.sub[k].size)
-            snprintf(err, sizeof err,
-                     "node-local subfile '%s' has %llu bytes, its index records %llu: changed or damaged since it was "
-                     "closed (see tagg-fuse --check)",
-                     s->paths[k], (unsigned long long)st.st_size, (unsigned long long)s->ix.sub[k].size), rc = -1;
+        else {
+            char        what[160];
+            struct stat st;
+            snprintf(what, sizeof what, "node-local subfile %u on node %s", (unsigned)k, s->ix.sub[k].node);
+            if (lstat(s->paths[k], &st) < 0 && errno == ENOENT) {
+                snprintf(err, sizeof err,
+                         "node-local subfile %u of '%s' is missing on node %s: '%s': %s (node-local files do not "
+                         "outlive the job or a reboot; drain them with drain=close or tagg-fuse --drain)",
+                         (unsigned)k, f->path, s->ix.sub[k].node, s->paths[k], strerror(ENOENT));
+                rc = -1;
+            }
+            else
+            if (check_file(f->path, s->paths[k], s->ix.closed, s->ix.sub[k].size, what, err) < 0)
+                rc = -1;
+        }
+        if (rc < 0 && created) {
+            char tmp[ERRLEN];
+            snprintf(tmp, sizeof tmp, "creating node-local subfile %u on node %s: %s", (unsigned)k, s->ix.sub[k].node, err);
+            snprintf(err, sizeof err, "%s", tmp);
+        }
     }
     if (agree_msg(f, rc, err, "opening the node-local subfiles") < 0)
         return -1;
@@ -411,18 +615,22 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     size_t   len  = 0;
     sub_t   *s    = calloc(1, sizeof *s);
     int      nvr_create = (flags & TAGG_OPEN_CREAT) && f->cfg.destination == TAGG_DEST_NVR;
-    if (s)
+    if (s) {
         s->meta_fd = -1;
+        s->cut     = UINT64_MAX;
+        pthread_mutex_init(&s->mu, NULL);
+    }
     if ((flags & TAGG_OPEN_CREAT) && f->cfg.subfiles == 0 && !nvr_create && count_nodes(f, &nodes) < 0)
         rc = -1;
     if (tagg_agree(f->comm, s ? rc : -1, "subfiles open (set-up)") < 0) {
         if (!s)
             TAGG_ERR(TAGG_E_NOMEM, "out of memory");
-        free(s);
+        else
+            sub_free(s);
         return -1;
     }
     if (nvr_create && gather_nodes(f, &names) < 0) {
-        free(s);
+        sub_free(s);
         return -1;
     }
     if (f->rank == 0) {
@@ -457,8 +665,10 @@ static int sub_open(tagg_file_t *f, unsigned flags)
         hdr[0] = rc < 0;
         hdr[1] = len;
     }
-    /* every rank gets rank 0's index text, or its error message */
+    /* every rank gets rank 0's index text (names checked there), or its error message */
     int code = MPI_Bcast(hdr, 3, MPI_UINT64_T, 0, f->comm);
+    if (code == MPI_SUCCESS && hdr[1] > (uint64_t)INT_MAX)
+        hdr[0] = 1, hdr[1] = 0;
     if (code == MPI_SUCCESS && f->rank != 0 && !(text = malloc(hdr[1] + 1)))
         hdr[1] = 0; /* cannot receive: take part with nothing; fails below */
     if (code == MPI_SUCCESS && hdr[1])
@@ -472,15 +682,18 @@ static int sub_open(tagg_file_t *f, unsigned flags)
         TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;
     else if (tagg_sf_index_parse(text, (size_t)hdr[1], &s->ix, err, sizeof err) < 0)
         TAGG_ERR(TAGG_E_IO, "%s: %s", f->path, err), rc = -1;
-    else if (!(s->paths = calloc(s->ix.count, sizeof *s->paths)) || !(s->fd = malloc(s->ix.count * sizeof *s->fd)))
+    else if (!(s->paths = calloc(s->ix.count, sizeof *s->paths)) || !(s->fd = malloc(s->ix.count * sizeof *s->fd)) ||
+             (s->ix.nvr && !(s->meta_path = tagg_sf_path_meta(f->path))))
         TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;
     for (uint32_t k = 0; rc == 0 && k < s->ix.count; k++) {
         s->fd[k] = -1;
-        if (!(s->paths[k] = tagg_sf_subfile_path(f->path, s->ix.sub[k].name)))
+        if (!(s->paths[k] = tagg_sf_path_of(f->path, &s->ix, k)))
             TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;
     }
     free(text);
     s->writable = (flags & TAGG_OPEN_RDWR) != 0;
+    s->limit    = !s->writable && s->ix.closed;
+    s->verify   = !s->writable && f->cfg.verify && s->ix.closed;
     if (tagg_agree(f->comm, rc, "opening the subfiles") < 0) {
         free(names);
         sub_free(s);
@@ -500,9 +713,13 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     }
     else
         free(names);
+    if (s->writable && f->rank == 0) /* our own "state open" from now to close */
+        held_note(f->path, 1, &s->hdev, &s->hino), s->held = 1;
     f->store = s;
     return 0;
 }
+
+/* ------------------------------------------------------------ I/O */
 
 /* The descriptor of subfile k, opened on first use. */
 static int fd_of(tagg_file_t *f, uint32_t k, uint64_t off)
@@ -518,9 +735,9 @@ static int fd_of(tagg_file_t *f, uint32_t k, uint64_t off)
         return -1;
     }
     if (s->fd[k] < 0) {
-        if ((s->fd[k] = open(s->paths[k], s->writable ? O_RDWR : O_RDONLY)) < 0)
-            TAGG_ERR(TAGG_E_IO, "cannot open %ssubfile '%s': %s", s->ix.nvr ? "node-local " : "", s->paths[k],
-                     strerror(errno));
+        char err[ERRLEN];
+        if ((s->fd[k] = tagg_sf_open(s->paths[k], s->writable ? O_RDWR : O_RDONLY, err, sizeof err)) < 0)
+            TAGG_ERR(TAGG_E_IO, "%ssubfile %u: %s", s->ix.nvr ? "node-local " : "", (unsigned)k, err);
         else if (s->ix.nvr)
             f->stats.nvr_opens++;
     }
@@ -531,9 +748,115 @@ static int fd_of(tagg_file_t *f, uint32_t k, uint64_t off)
 static int meta_fd_of(tagg_file_t *f)
 {
     sub_t *s = sub_of(f);
-    if (s->meta_fd < 0 && (s->meta_fd = open(s->meta_path, s->writable ? O_RDWR : O_RDONLY)) < 0)
-        TAGG_ERR(TAGG_E_IO, "cannot open the metadata file '%s': %s", s->meta_path, strerror(errno));
+    char   err[ERRLEN];
+    if (s->meta_fd < 0 && (s->meta_fd = tagg_sf_open(s->meta_path, s->writable ? O_RDWR : O_RDONLY, err, sizeof err)) < 0)
+        TAGG_ERR(TAGG_E_IO, "the metadata file: %s", err);
     return s->meta_fd;
+}
+
+/* One stripe of memory for checks and read-backs, allocated on first use. */
+static char *vbuf_of(sub_t *s)
+{
+    if (!s->vbuf && !(s->vbuf = malloc((size_t)s->ix.stripe)))
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory (a stripe of %llu bytes for checksums)", (unsigned long long)s->ix.stripe);
+    return s->vbuf;
+}
+
+/* Formats 1 and 2: the whole subfile (or metadata file, k = count) against
+ * its size and CRC, the first time this rank reads it. */
+static int verify_whole(tagg_file_t *f, int fd, uint32_t k, const char *name)
+{
+    sub_t                 *s   = sub_of(f);
+    const tagg_sf_entry_t *e   = k < s->ix.count ? &s->ix.sub[k] : &s->ix.meta;
+    uint64_t               crc = 0, at = 0;
+    struct stat            st;
+    if (!vbuf_of(s))
+        return -1;
+    if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != e->size) {
+        TAGG_ERR(TAGG_E_IO, "SIZE MISMATCH: '%s' has %llu bytes, the index records %llu (see tagg-fuse --check)", name,
+                 (unsigned long long)st.st_size, (unsigned long long)e->size);
+        return -1;
+    }
+    while (at < e->size) {
+        size_t n = e->size - at < s->ix.stripe ? (size_t)(e->size - at) : (size_t)s->ix.stripe;
+        if (tagg_sf_pread_upto(fd, s->vbuf, n, at, e->size) < 0) {
+            TAGG_ERR(TAGG_E_IO, "reading '%s' at %llu: %s", name, (unsigned long long)at, strerror(errno));
+            return -1;
+        }
+        crc = tagg_crc64(crc, s->vbuf, n);
+        at += n;
+    }
+    if (crc != e->crc) {
+        TAGG_ERR(TAGG_E_IO,
+                 "CHECKSUM MISMATCH in '%s': crc64 %016llx, the index records %016llx (changed or damaged after it was "
+                 "written; see tagg-fuse --check)",
+                 name, (unsigned long long)crc, (unsigned long long)e->crc);
+        return -1;
+    }
+    return 0;
+}
+
+/* A read of a read-only open: n bytes at local in fd, stripe j of space sp
+ * (0 data, 1 metadata file), never past the recorded size; verified the first
+ * time this rank reads the stripe. */
+static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, uint64_t local, uint64_t n, char *buf,
+                        const char *name)
+{
+    sub_t   *s     = sub_of(f);
+    uint64_t S     = s->ix.stripe;
+    uint64_t limit = !s->limit ? UINT64_MAX : sp ? s->ix.meta.size : s->ix.sub[k].size;
+    if (s->verify && s->ix.version < TAGG_SF_VERSION_3) { /* old formats: whole files */
+        uint64_t key = UINT64_MAX / 2 - (sp ? s->ix.count : k);
+        if (!note_get(&s->checked, key)) {
+            if (verify_whole(f, fd, sp ? s->ix.count : k, name) < 0)
+                return -1;
+            if (note_put(&s->checked, key, NOTE_VERIFIED, 0) < 0)
+                return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
+        }
+    }
+    else if (s->verify && !note_get(&s->checked, 2 * j + (uint64_t)sp)) {
+        if (!vbuf_of(s))
+            return -1;
+        uint64_t slen = tagg_sf_stripe_len(s->ix.logical_size, S, j), base = sp ? j * S : local - local % S, got;
+        if (slen) {
+            if (tagg_sf_pread_upto(fd, s->vbuf, (size_t)slen, base, limit) < 0) {
+                TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
+                return -1;
+            }
+            const tagg_sf_stripe_t *st = sp ? s->ix.mst : s->ix.st;
+            uint64_t                nst = sp ? s->ix.nmst : s->ix.nst;
+            if (!tagg_sf_stripe_ok(st, nst, j, s->vbuf, (size_t)slen, &got)) {
+                const tagg_sf_stripe_t *r = tagg_sf_stripe_find(st, nst, j);
+                char                    what[40];
+                if (sp)
+                    snprintf(what, sizeof what, "metadata file");
+                else
+                    snprintf(what, sizeof what, "subfile %u", (unsigned)k);
+                TAGG_ERR(TAGG_E_IO,
+                         "CHECKSUM MISMATCH %s '%s', stripe %llu (its bytes %llu..%llu): crc64 %016llx, the index "
+                         "records %s%016llx (the file was changed or damaged after it was written; see tagg-fuse --check; "
+                         "verify=0 skips the check)",
+                         what, name, (unsigned long long)j, (unsigned long long)base,
+                         (unsigned long long)(base + slen - 1), (unsigned long long)got, r ? "crc64 " : "a hole (zeros), not ",
+                         (unsigned long long)(r ? r->crc : got));
+                return -1;
+            }
+            if (note_put(&s->checked, 2 * j + (uint64_t)sp, NOTE_VERIFIED, 0) < 0)
+                return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
+            uint64_t in = local - base; /* the piece from the verified copy */
+            if (in < slen)
+                memcpy(buf, s->vbuf + in, (size_t)(n < slen - in ? n : slen - in));
+            if (in + n > slen)
+                memset(buf + (in < slen ? slen - in : 0), 0, (size_t)(in + n - (in > slen ? in : slen)));
+            return 0;
+        }
+    }
+    if (tagg_sf_pread_upto(fd, buf, (size_t)n, local, limit) < 0) {
+        TAGG_ERR(TAGG_E_IO, "read of %llu bytes at offset %llu of '%s' failed: %s", (unsigned long long)n,
+                 (unsigned long long)local, name, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /* Moves one piece that lies within one stripe. */
@@ -541,40 +864,49 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
 {
     sub_t   *s = sub_of(f);
     uint32_t k;
-    uint64_t local;
-    int      fd;
+    uint64_t local, S = s->ix.stripe, j = off / S;
+    int      fd, sp = s->ix.nvr && f->io_meta;
     const char *name;
-    tagg_sf_locate(off, s->ix.stripe, s->ix.count, &k, &local);
-    if (s->ix.nvr && f->io_meta) /* metadata: the shared metadata file, at the logical address */
+    tagg_sf_locate(off, S, s->ix.count, &k, &local);
+    if (sp) /* metadata: the shared metadata file, at the logical address */
         fd = meta_fd_of(f), local = off, name = s->meta_path;
     else
         fd = fd_of(f, k, off), name = s->paths[k];
     if (fd < 0)
         return -1;
-    if (s->ix.nvr && dir == TAGG_WRITE && tagg_fault("nvr_write", f->rank)) {
+    if (dir == TAGG_READ) {
+        pthread_mutex_lock(&s->mu);
+        int rc = read_checked(f, fd, k, sp, j, local, n, buf, name);
+        pthread_mutex_unlock(&s->mu);
+        return rc;
+    }
+    if (s->ix.nvr && tagg_fault("nvr_write", f->rank)) {
         TAGG_ERR(TAGG_E_IO, "write of %llu bytes at offset %llu of '%s' failed: %s (injected by TAGG_FAULT)",
                  (unsigned long long)n, (unsigned long long)local, name, strerror(ENOSPC));
         return -1;
     }
     for (uint64_t done = 0; done < n;) {
-        ssize_t got = dir == TAGG_WRITE ? pwrite(fd, buf + done, n - done, (off_t)(local + done))
-                                        : pread(fd, buf + done, n - done, (off_t)(local + done));
+        ssize_t got = pwrite(fd, buf + done, n - done, (off_t)(local + done));
         if (got < 0 && errno == EINTR)
             continue;
-        if (got < 0 || (got == 0 && dir == TAGG_WRITE)) {
-            TAGG_ERR(TAGG_E_IO, "%s of %llu bytes at offset %llu of subfile '%s' (address %llu) %s: %s",
-                     dir == TAGG_WRITE ? "write" : "read", (unsigned long long)(n - done),
-                     (unsigned long long)(local + done), name, (unsigned long long)(off + done),
-                     got == 0 ? "wrote nothing" : "failed", got == 0 ? "short write (no space?)" : strerror(errno));
+        if (got <= 0) {
+            TAGG_ERR(TAGG_E_IO, "write of %llu bytes at offset %llu of subfile '%s' (address %llu) %s: %s",
+                     (unsigned long long)(n - done), (unsigned long long)(local + done), name,
+                     (unsigned long long)(off + done), got == 0 ? "wrote nothing" : "failed",
+                     got == 0 ? "short write (no space?)" : strerror(errno));
             return -1;
-        }
-        if (got == 0) { /* past the end of the subfile: zeros */
-            memset(buf + done, 0, n - done);
-            break;
         }
         done += (uint64_t)got;
     }
-    return 0;
+    /* the note: a whole stripe brings its checksum, anything else re-reads it at close */
+    int      full = off % S == 0 && n == S;
+    uint64_t crc  = full ? tagg_crc64(0, buf, (size_t)n) : 0;
+    pthread_mutex_lock(&s->mu);
+    int rc = note_put(&s->written, 2 * j + (uint64_t)sp, full ? NOTE_FULL : NOTE_DIRTY, crc);
+    pthread_mutex_unlock(&s->mu);
+    if (rc < 0)
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory (noting written stripes)");
+    return rc;
 }
 
 static int sub_io(tagg_file_t *f, uint64_t off, uint64_t len, char *buf, tagg_dir_t dir)
@@ -601,17 +933,23 @@ static int sub_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf)
     return sub_io(f, off, len, buf, TAGG_READ);
 }
 
-/* Current size of subfile k, from storage. */
-static int subfile_size(tagg_file_t *f, uint32_t k, uint64_t *size)
+/* Current size of a derived file, from storage (never through a link). */
+static int file_size(int fd, const char *path, const char *what, uint64_t *size)
 {
-    sub_t      *s = sub_of(f);
     struct stat st;
-    if ((s->fd[k] >= 0 ? fstat(s->fd[k], &st) : stat(s->paths[k], &st)) < 0) {
-        TAGG_ERR(TAGG_E_IO, "cannot stat subfile '%s': %s", s->paths[k], strerror(errno));
+    if ((fd >= 0 ? fstat(fd, &st) : lstat(path, &st)) < 0 || (fd < 0 && !S_ISREG(st.st_mode))) {
+        TAGG_ERR(TAGG_E_IO, "cannot stat %s '%s': %s", what, path, fd < 0 && errno == 0 ? "not a regular file" : strerror(errno));
         return -1;
     }
     *size = (uint64_t)st.st_size;
     return 0;
+}
+
+static int subfile_size(tagg_file_t *f, uint32_t k, uint64_t *size)
+{
+    sub_t *s = sub_of(f);
+    errno    = 0;
+    return file_size(s->fd[k], s->paths[k], "subfile", size);
 }
 
 /* The rank that sizes, checksums and drains subfile k: for node-local
@@ -621,17 +959,12 @@ static int keeper(const tagg_file_t *f, const sub_t *s, uint32_t k)
     return s->ix.nvr ? s->own[k][0] : (int)(k % (uint32_t)f->size);
 }
 
-/* Size of the metadata file (node-local subfiles), 0 when absent. */
+/* Size of the metadata file (node-local subfiles). */
 static int meta_size(tagg_file_t *f, uint64_t *size)
 {
-    sub_t      *s = sub_of(f);
-    struct stat st;
-    if ((s->meta_fd >= 0 ? fstat(s->meta_fd, &st) : stat(s->meta_path, &st)) < 0) {
-        TAGG_ERR(TAGG_E_IO, "cannot stat the metadata file '%s': %s", s->meta_path, strerror(errno));
-        return -1;
-    }
-    *size = (uint64_t)st.st_size;
-    return 0;
+    sub_t *s = sub_of(f);
+    errno    = 0;
+    return file_size(s->meta_fd, s->meta_path, "the metadata file", size);
 }
 
 /* Shared subfiles: on rank 0, every subfile. Node-local (size_everywhere):
@@ -646,45 +979,71 @@ static int sub_get_size(tagg_file_t *f, uint64_t *size)
             continue;
         if (subfile_size(f, k, &n) < 0)
             return -1;
+        if (s->limit && n > s->ix.sub[k].size)
+            n = s->ix.sub[k].size;
         uint64_t e = tagg_sf_logical_end(n, s->ix.stripe, s->ix.count, k);
         end        = e > end ? e : end;
     }
     if (s->ix.nvr && f->rank == 0) {
         if (meta_size(f, &n) < 0)
             return -1;
+        if (s->limit && n > s->ix.meta.size)
+            n = s->ix.meta.size;
         end = n > end ? n : end;
     }
     *size = end;
     return 0;
 }
 
+/* ftruncate through a safe descriptor (the open one, or opened for it). */
+static int cut_file(int fd, const char *path, uint64_t size, const char *what)
+{
+    char err[ERRLEN];
+    int  own = fd < 0;
+    if (own && (fd = tagg_sf_open(path, O_RDWR, err, sizeof err)) < 0) {
+        TAGG_ERR(TAGG_E_IO, "cannot set the size of %s: %s", what, err);
+        return -1;
+    }
+    int rc = ftruncate(fd, (off_t)size);
+    if (rc < 0)
+        TAGG_ERR(TAGG_E_IO, "cannot set the size of %s '%s' to %llu: %s", what, path, (unsigned long long)size,
+                 strerror(errno));
+    if (own)
+        close(fd);
+    return rc < 0 ? -1 : 0;
+}
+
 /* Collective: subfile k is cut or extended by its keeper (the metadata file
- * by rank 0). */
+ * by rank 0). Notes of stripes past the new end go; the stripe holding the
+ * end is re-read at close. */
 static int sub_set_size(tagg_file_t *f, uint64_t size)
 {
-    sub_t *s  = sub_of(f);
-    int    rc = 0;
+    sub_t   *s  = sub_of(f);
+    int      rc = 0;
+    uint64_t S  = s->ix.stripe;
     for (uint32_t k = 0; k < s->ix.count; k++) {
         if (keeper(f, s, k) != f->rank)
             continue;
-        uint64_t want = tagg_sf_subfile_size(size, s->ix.stripe, s->ix.count, k);
-        if (truncate(s->paths[k], (off_t)want) < 0) {
-            TAGG_ERR(TAGG_E_IO, "cannot set the size of subfile '%s' to %llu: %s", s->paths[k],
-                     (unsigned long long)want, strerror(errno));
+        uint64_t want = tagg_sf_subfile_size(size, S, s->ix.count, k);
+        if (cut_file(s->fd[k], s->paths[k], want, "subfile") < 0)
             rc = -1;
-        }
     }
     /* the metadata file is only ever cut: extending it would make a sparse copy
-     * as long as the file, read whole for its checksum at close; the raw
-     * subfiles already carry the logical size */
+     * as long as the file; the raw subfiles already carry the logical size */
     uint64_t msize = 0;
     if (s->ix.nvr && f->rank == 0 && meta_size(f, &msize) < 0)
         rc = -1;
-    else if (s->ix.nvr && f->rank == 0 && msize > size && truncate(s->meta_path, (off_t)size) < 0) {
-        TAGG_ERR(TAGG_E_IO, "cannot set the size of the metadata file '%s' to %llu: %s", s->meta_path,
-                 (unsigned long long)size, strerror(errno));
+    else if (s->ix.nvr && f->rank == 0 && msize > size && cut_file(s->meta_fd, s->meta_path, size, "the metadata file") < 0)
         rc = -1;
-    }
+    pthread_mutex_lock(&s->mu);
+    note_cut(&s->written, size / S + (size % S != 0));
+    if (f->rank == 0 && size % S &&
+        (note_put(&s->written, 2 * (size / S), NOTE_DIRTY, 0) < 0 ||
+         (s->ix.nvr && note_put(&s->written, 2 * (size / S) + 1, NOTE_DIRTY, 0) < 0)))
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;
+    if (size < s->cut)
+        s->cut = size;
+    pthread_mutex_unlock(&s->mu);
     return rc;
 }
 
@@ -704,117 +1063,357 @@ static int sub_sync(tagg_file_t *f)
     return rc;
 }
 
-/* Collective, writers only: every subfile's size and checksum, read back by
- * its keeper (the metadata file's by rank 0), then rank 0 writes the final
- * index. Every rank ends with the final sizes in s->ix (drain needs them). */
-static int write_index(tagg_file_t *f)
+/* ------------------------------------------------------------ close: the final index */
+
+static int cmp_u64x3(const void *a, const void *b)
 {
-    sub_t    *s = sub_of(f);
-    uint32_t  N = s->ix.count;
-    size_t    n = 2 * (size_t)N + 2; /* the last two: the metadata file */
-    uint64_t *mine = calloc(n, sizeof *mine), *all = calloc(n, sizeof *all);
-    char      err[ERRLEN] = "";
-    int       rc = mine && all ? 0 : -1, code;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Rank 0: record (j, crc) of space sp to the list *st (grown). */
+static int add_rec(tagg_sf_stripe_t **st, uint64_t *n, uint64_t *cap, uint64_t j, uint64_t crc)
+{
+    if (*n == *cap) {
+        uint64_t          c = *cap ? 2 * *cap : 64;
+        tagg_sf_stripe_t *t = realloc(*st, (size_t)c * sizeof **st);
+        if (!t)
+            return -1;
+        *st = t, *cap = c;
+    }
+    (*st)[*n].j   = j;
+    (*st)[*n].crc = crc;
+    (*n)++;
+    return 0;
+}
+
+/* Rank 0: merges the gathered notes (triples key, state, crc, sorted by key)
+ * with the records of the index as opened: the final records, and the keys
+ * to read back (dirty). */
+static int add_dirty(uint64_t **dirty, uint64_t *nd, uint64_t *dcap, uint64_t key)
+{
+    if (*nd == *dcap) {
+        uint64_t  c = *dcap ? 2 * *dcap : 64;
+        uint64_t *t = realloc(*dirty, (size_t)c * sizeof *t);
+        if (!t)
+            return -1;
+        *dirty = t, *dcap = c;
+    }
+    (*dirty)[(*nd)++] = key;
+    return 0;
+}
+
+static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, tagg_sf_stripe_t *out[2], uint64_t nout[2],
+                       uint64_t **dirty, uint64_t *nd)
+{
+    uint64_t S = s->ix.stripe, cap[2] = {0, 0}, dcap = 0, top = L / S + (L % S != 0);
+    qsort(notes, (size_t)nn, 3 * sizeof *notes, cmp_u64x3);
+    for (int sp = 0; sp < 2; sp++) { /* untouched stripes keep their record (wholly below every cut) */
+        const tagg_sf_stripe_t *old  = sp ? s->ix.mst : s->ix.st;
+        uint64_t                nold = sp ? s->ix.nmst : s->ix.nst;
+        for (uint64_t i = 0; i < nold; i++) {
+            uint64_t j = old[i].j, key = 2 * j + (uint64_t)sp;
+            if (j >= top || (s->cut != UINT64_MAX && (j + 1) * S > s->cut))
+                continue;
+            /* noted by some rank? (binary search over the sorted triples) */
+            uint64_t lo = 0, hi = nn;
+            while (lo < hi) {
+                uint64_t mid = (lo + hi) / 2;
+                if (notes[3 * mid] < key)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < nn && notes[3 * lo] == key)
+                continue;
+            /* the old last stripe, partial then, is longer now: its record no longer covers it */
+            if (tagg_sf_stripe_len(s->ix.logical_size, S, j) != tagg_sf_stripe_len(L, S, j)) {
+                if (add_dirty(dirty, nd, &dcap, key) < 0)
+                    return -1;
+                continue;
+            }
+            if (add_rec(&out[sp], &nout[sp], &cap[sp], j, old[i].crc) < 0)
+                return -1;
+        }
+    }
+    for (uint64_t i = 0; i < nn;) {
+        uint64_t key = notes[3 * i], e = i;
+        int      dirty_ = 0;
+        while (e < nn && notes[3 * e] == key)
+            dirty_ |= notes[3 * e + 1] != NOTE_FULL, e++;
+        dirty_ |= e - i > 1; /* several ranks wrote it: their order is unknown */
+        uint64_t j = key / 2;
+        int      sp = (int)(key % 2);
+        if (j < top) {
+            if (dirty_) {
+                if (add_dirty(dirty, nd, &dcap, key) < 0)
+                    return -1;
+            }
+            else if (add_rec(&out[sp], &nout[sp], &cap[sp], j, notes[3 * i + 2]) < 0)
+                return -1;
+        }
+        i = e;
+    }
+    return 0;
+}
+
+/* Collective, writers only: the subfile sizes (stat by their keepers), the
+ * per-stripe checksums (the ranks' notes, dirty stripes read back by their
+ * keepers), then rank 0 writes the final index. Every rank ends with the final
+ * index in s->ix when drain needs it. */
+static int write_index(tagg_file_t *f, int want_final)
+{
+    sub_t           *s = sub_of(f);
+    uint32_t         N = s->ix.count;
+    uint64_t         S = s->ix.stripe, L = 0;
+    size_t           n = (size_t)N + 1; /* the last: the metadata file */
+    uint64_t        *mine = calloc(n, sizeof *mine), *all = calloc(n, sizeof *all);
+    uint64_t        *notes = NULL, *allnotes = NULL, *dirty = NULL, nd = 0, *res = NULL, *allres = NULL;
+    tagg_sf_stripe_t *out[2] = {NULL, NULL};
+    uint64_t         nout[2] = {0, 0};
+    int             *counts = NULL, *displs = NULL, *rfd = NULL;
+    char             err[ERRLEN] = "", *text = NULL;
+    int              rc = mine && all ? 0 : -1, code;
+    size_t           tlen = 0;
     if (rc < 0)
         snprintf(err, sizeof err, "out of memory");
     for (uint32_t k = 0; rc == 0 && k < N; k++)
-        if (keeper(f, s, k) == f->rank && tagg_sf_file_crc(s->paths[k], &mine[2 * k], &mine[2 * k + 1], err, sizeof err) < 0)
-            rc = -1;
-    if (rc == 0 && s->ix.nvr && f->rank == 0 &&
-        tagg_sf_file_crc(s->meta_path, &mine[2 * N], &mine[2 * N + 1], err, sizeof err) < 0)
-        rc = -1;
-    if (agree_msg(f, rc, err, "checksumming the subfiles") < 0) {
-        free(mine), free(all);
-        return -1;
-    }
+        if (keeper(f, s, k) == f->rank && subfile_size(f, k, &mine[k]) < 0)
+            rc = -1, snprintf(err, sizeof err, "cannot stat subfile %u", (unsigned)k);
+    if (rc == 0 && s->ix.nvr && f->rank == 0 && meta_size(f, &mine[N]) < 0)
+        rc = -1, snprintf(err, sizeof err, "cannot stat the metadata file");
+    if (agree_msg(f, rc, err, "sizing the subfiles") < 0)
+        goto done;
     if ((code = MPI_Allreduce(mine, all, (int)n, MPI_UINT64_T, MPI_BOR, f->comm)) != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Allreduce (subfile checksums)", code);
+        TAGG_ERR_MPI("MPI_Allreduce (subfile sizes)", code);
         rc = -1;
+        goto done;
     }
-    if (rc == 0) {
-        s->ix.logical_size = 0;
-        for (uint32_t k = 0; k < N; k++) {
-            s->ix.sub[k].size = all[2 * k];
-            s->ix.sub[k].crc  = all[2 * k + 1];
-            uint64_t e        = tagg_sf_logical_end(all[2 * k], s->ix.stripe, N, k);
-            s->ix.logical_size = e > s->ix.logical_size ? e : s->ix.logical_size;
-        }
-        if (s->ix.nvr) {
-            s->ix.meta.size    = all[2 * N];
-            s->ix.meta.crc     = all[2 * N + 1];
-            s->ix.logical_size = s->ix.meta.size > s->ix.logical_size ? s->ix.meta.size : s->ix.logical_size;
-        }
-        s->ix.closed = 1;
+    for (uint32_t k = 0; k < N; k++) {
+        uint64_t e = tagg_sf_logical_end(all[k], S, N, k);
+        L          = e > L ? e : L;
     }
-    if (rc == 0 && f->rank == 0 && tagg_sf_index_write(f->path, &s->ix, f->cfg.fsync, err, sizeof err) < 0) {
-        TAGG_ERR(TAGG_E_IO, "%s", err);
+    if (s->ix.nvr)
+        L = all[N] > L ? all[N] : L;
+
+    /* the notes, to rank 0 */
+    int m = (int)s->written.n * 3, nn = 0;
+    notes = malloc(((size_t)m + 1) * sizeof *notes);
+    if (f->rank == 0 && (!(counts = malloc((size_t)f->size * sizeof *counts)) ||
+                         !(displs = malloc((size_t)f->size * sizeof *displs))))
         rc = -1;
+    for (size_t i = 0, w = 0; notes && i < s->written.cap; i++)
+        if (s->written.key[i])
+            notes[w++] = s->written.key[i] - 1, notes[w++] = s->written.state[i], notes[w++] = s->written.crc[i];
+    if (tagg_agree(f->comm, notes && rc == 0 ? 0 : -1, "gathering the stripe notes") < 0) {
+        rc = -1;
+        goto done;
     }
-    free(mine), free(all);
-    return tagg_agree(f->comm, rc, "writing the subfile index");
+    MPI_Gather(&m, 1, MPI_INT, counts, 1, MPI_INT, 0, f->comm);
+    if (f->rank == 0) {
+        for (int r = 0; r < f->size; r++)
+            displs[r] = nn, nn += counts[r];
+        if (!(allnotes = malloc(((size_t)nn + 1) * sizeof *allnotes)))
+            rc = -1;
+    }
+    if (tagg_agree(f->comm, rc, "gathering the stripe notes") < 0)
+        goto done;
+    if ((code = MPI_Gatherv(notes, m, MPI_UINT64_T, allnotes, counts, displs, MPI_UINT64_T, 0, f->comm)) != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Gatherv (stripe notes)", code);
+        rc = -1;
+        goto done;
+    }
+    if (f->rank == 0 && merge_notes(s, allnotes, (uint64_t)nn / 3, L, out, nout, &dirty, &nd) < 0)
+        rc = -1, snprintf(err, sizeof err, "out of memory");
+    if (agree_msg(f, rc, err, "merging the stripe notes") < 0)
+        goto done;
+
+    /* the dirty stripes, read back by their keepers */
+    if ((code = MPI_Bcast(&nd, 1, MPI_UINT64_T, 0, f->comm)) != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Bcast (dirty stripes)", code);
+        rc = -1;
+        goto done;
+    }
+    if (f->rank != 0 && nd && !(dirty = malloc((size_t)nd * sizeof *dirty)))
+        rc = -1;
+    if (nd && !vbuf_of(s))
+        rc = -1;
+    res    = calloc(2 * (size_t)nd + 1, sizeof *res);
+    allres = calloc(2 * (size_t)nd + 1, sizeof *allres);
+    rfd    = malloc(((size_t)N + 1) * sizeof *rfd);
+    if (!res || !allres || !rfd)
+        rc = -1;
+    if (tagg_agree(f->comm, rc, "reading back the dirty stripes") < 0)
+        goto done;
+    for (uint32_t k = 0; k <= N; k++)
+        rfd[k] = -1;
+    if (nd && (code = MPI_Bcast(dirty, (int)nd, MPI_UINT64_T, 0, f->comm)) != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Bcast (dirty stripes)", code);
+        rc = -1;
+        goto done;
+    }
+    for (uint64_t i = 0; rc == 0 && i < nd; i++) {
+        uint64_t j = dirty[i] / 2, len = tagg_sf_stripe_len(L, S, j), local;
+        int      sp = (int)(dirty[i] % 2);
+        uint32_t k  = (uint32_t)(j % N), slot = sp ? N : k;
+        if (sp ? (int)(j % (uint64_t)f->size) != f->rank : keeper(f, s, k) != f->rank)
+            continue;
+        const char *path = sp ? s->meta_path : s->paths[k];
+        local            = sp ? j * S : (j / N) * S;
+        if (rfd[slot] < 0 && (rfd[slot] = tagg_sf_open(path, O_RDONLY, err, sizeof err)) < 0) {
+            rc = -1;
+            break;
+        }
+        if (tagg_sf_pread_upto(rfd[slot], s->vbuf, (size_t)len, local, UINT64_MAX) < 0) {
+            snprintf(err, sizeof err, "reading back stripe %llu of '%s': %s", (unsigned long long)j, path, strerror(errno));
+            rc = -1;
+            break;
+        }
+        if (!tagg_sf_all_zero(s->vbuf, (size_t)len))
+            res[2 * i] = tagg_crc64(0, s->vbuf, (size_t)len), res[2 * i + 1] = 1;
+    }
+    for (uint32_t k = 0; k <= N; k++)
+        if (rfd[k] >= 0)
+            close(rfd[k]);
+    if (agree_msg(f, rc, err, "checksumming the written stripes") < 0)
+        goto done;
+    if (nd && (code = MPI_Reduce(res, allres, (int)(2 * nd), MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Reduce (stripe checksums)", code);
+        rc = -1;
+        goto done;
+    }
+
+    /* rank 0: the final index */
+    if (f->rank == 0) {
+        uint64_t cap[2] = {nout[0], nout[1]};
+        for (uint64_t i = 0; rc == 0 && i < nd; i++)
+            if (allres[2 * i + 1] && add_rec(&out[dirty[i] % 2], &nout[dirty[i] % 2], &cap[dirty[i] % 2], dirty[i] / 2,
+                                             allres[2 * i]) < 0)
+                rc = -1;
+        tagg_sf_stripes_sort(out[0], nout[0]);
+        tagg_sf_stripes_sort(out[1], nout[1]);
+        free(s->ix.st), free(s->ix.mst);
+        s->ix.st = out[0], s->ix.nst = nout[0], s->ix.mst = out[1], s->ix.nmst = nout[1];
+        out[0] = out[1] = NULL;
+        for (uint32_t k = 0; k < N; k++)
+            s->ix.sub[k].size = all[k];
+        s->ix.meta.size    = all[N];
+        s->ix.logical_size = L;
+        s->ix.closed       = 1;
+        s->ix.version      = TAGG_SF_VERSION_3;
+        if (rc < 0)
+            snprintf(err, sizeof err, "out of memory");
+        else if (tagg_sf_index_write(f->path, &s->ix, f->cfg.fsync, err, sizeof err) < 0)
+            rc = -1;
+        else if (want_final && tagg_sf_index_format(&s->ix, &text, &tlen) < 0)
+            snprintf(err, sizeof err, "out of memory"), rc = -1;
+    }
+    if (agree_msg(f, rc, err, "writing the subfile index") < 0)
+        goto done;
+    if (want_final) { /* every rank: the final index (drain checks the stripes with it) */
+        uint64_t tl = tlen;
+        MPI_Bcast(&tl, 1, MPI_UINT64_T, 0, f->comm);
+        if (f->rank != 0 && !(text = malloc(tl + 1)))
+            rc = -1;
+        if (tagg_agree(f->comm, rc, "sharing the final index") < 0)
+            goto done;
+        MPI_Bcast(text, (int)tl, MPI_CHAR, 0, f->comm);
+        if (f->rank != 0) {
+            tagg_sf_index_t nx;
+            if (tagg_sf_index_parse(text, (size_t)tl, &nx, err, sizeof err) < 0)
+                rc = -1;
+            else {
+                tagg_sf_index_free(&s->ix);
+                s->ix = nx;
+            }
+        }
+        rc = tagg_agree(f->comm, rc, "sharing the final index");
+    }
+done:
+    free(mine), free(all), free(notes), free(allnotes), free(dirty), free(res), free(allres), free(rfd);
+    free(counts), free(displs), free(out[0]), free(out[1]), free(text);
+    return rc;
 }
 
 /* Collective, drain=close of a closed file with node-local subfiles: each
- * keeper copies its node's subfile beside the index, metadata merged in
- * (tagg_sf_drain_one), rank 0 replaces the index by an ordinary (format 1)
- * one, then the node-local subfiles and the metadata file go. On failure the
- * copies are removed and the node-local file stays as it was. */
+ * keeper copies its node's subfile beside the index, metadata merged in and
+ * every stripe verified (tagg_sf_drain_one), rank 0 replaces the index by an
+ * ordinary format 3 one, then the node-local subfiles and the metadata file
+ * go. On failure the copies are removed and the node-local file stays as it was. */
 static int drain(tagg_file_t *f)
 {
-    sub_t          *s = sub_of(f);
-    uint32_t        N = s->ix.count;
-    uint64_t       *mine = calloc(2 * (size_t)N, sizeof *mine), *all = calloc(2 * (size_t)N, sizeof *all);
-    char          **out = calloc(N, sizeof *out);
-    char            err[ERRLEN] = "";
-    int             rc = mine && all && out ? 0 : -1, mfd = -1;
-    tagg_sf_index_t nx;
+    sub_t            *s = sub_of(f);
+    uint32_t          N = s->ix.count;
+    uint64_t         *mine = calloc(N, sizeof *mine), *all = calloc(N, sizeof *all), nst = 0;
+    tagg_sf_stripe_t *st = NULL, *allst = NULL;
+    char            **out = calloc(N, sizeof *out);
+    char              err[ERRLEN] = "";
+    int               rc = mine && all && out ? 0 : -1, mfd = -1, *counts = NULL, *displs = NULL, tot = 0;
+    tagg_sf_index_t   nx;
     memset(&nx, 0, sizeof nx);
     if (rc < 0)
         snprintf(err, sizeof err, "out of memory");
-    for (uint32_t k = 0; rc == 0 && k < N; k++) {
-        char *name = tagg_sf_default_name(f->path, k, N);
-        out[k]     = name ? tagg_sf_subfile_path(f->path, name) : NULL;
-        free(name);
-        if (!out[k])
+    for (uint32_t k = 0; rc == 0 && k < N; k++)
+        if (!(out[k] = tagg_sf_path_beside(f->path, k, N)))
             snprintf(err, sizeof err, "out of memory"), rc = -1;
-    }
     for (uint32_t k = 0; rc == 0 && k < N; k++) {
         if (keeper(f, s, k) != f->rank)
             continue;
-        if (mfd < 0 && (mfd = open(s->meta_path, O_RDONLY)) < 0)
-            snprintf(err, sizeof err, "cannot open the metadata file '%s': %s", s->meta_path, strerror(errno)), rc = -1;
-        else if (tagg_sf_drain_one(f->path, &s->ix, k, mfd, out[k], &mine[2 * k], &mine[2 * k + 1], err, sizeof err) < 0)
+        if (mfd < 0 && (mfd = tagg_sf_open(s->meta_path, O_RDONLY, err, sizeof err)) < 0)
+            rc = -1;
+        else if (tagg_sf_drain_one(f->path, &s->ix, k, mfd, out[k], &mine[k], &st, &nst, err, sizeof err) < 0)
             rc = -1;
     }
     if (mfd >= 0)
         close(mfd);
     rc = agree_msg(f, rc, err, "draining the node-local subfiles (drain=close)");
-    int code;
-    if (rc == 0 && (code = MPI_Reduce(mine, all, (int)(2 * N), MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS)
-        TAGG_ERR_MPI("MPI_Reduce (drained checksums)", code), rc = -1;
+    int code, m = (int)(2 * nst);
+    if (rc == 0 && (code = MPI_Reduce(mine, all, (int)N, MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS)
+        TAGG_ERR_MPI("MPI_Reduce (drained sizes)", code), rc = -1;
+    if (rc == 0 && f->rank == 0 &&
+        (!(counts = malloc((size_t)f->size * sizeof *counts)) || !(displs = malloc((size_t)f->size * sizeof *displs))))
+        rc = -1;
+    if (rc == 0)
+        rc = tagg_agree(f->comm, rc, "gathering the drained checksums");
+    if (rc == 0)
+        MPI_Gather(&m, 1, MPI_INT, counts, 1, MPI_INT, 0, f->comm);
+    if (rc == 0 && f->rank == 0) {
+        for (int r = 0; r < f->size; r++)
+            displs[r] = tot, tot += counts[r];
+        if (!(allst = malloc(((size_t)tot / 2 + 1) * sizeof *allst)))
+            rc = -1;
+    }
+    if (rc == 0)
+        rc = tagg_agree(f->comm, rc, "gathering the drained checksums");
+    if (rc == 0)
+        MPI_Gatherv(st, m, MPI_UINT64_T, allst, counts, displs, MPI_UINT64_T, 0, f->comm);
     if (rc == 0 && f->rank == 0) { /* the ordinary index replaces the node-local one */
         if (tagg_sf_index_init(&nx, s->ix.stripe, N) < 0)
             snprintf(err, sizeof err, "out of memory"), rc = -1;
         nx.closed       = 1;
         nx.logical_size = s->ix.logical_size;
         for (uint32_t k = 0; rc == 0 && k < N; k++) {
-            nx.sub[k].size = all[2 * k], nx.sub[k].crc = all[2 * k + 1];
+            nx.sub[k].size = all[k];
             if (!(nx.sub[k].name = tagg_sf_default_name(f->path, k, N)))
                 snprintf(err, sizeof err, "out of memory"), rc = -1;
         }
-        if (rc == 0)
-            rc = tagg_sf_index_write(f->path, &nx, 1, err, sizeof err);
+        if (rc == 0) {
+            tagg_sf_stripes_sort(allst, (uint64_t)tot / 2);
+            nx.st  = allst, nx.nst = (uint64_t)tot / 2;
+            allst  = NULL;
+            rc     = tagg_sf_index_write(f->path, &nx, 1, err, sizeof err);
+        }
         tagg_sf_index_free(&nx);
     }
     rc = agree_msg(f, rc, err, "writing the drained index");
     for (uint32_t k = 0; k < N; k++) /* keepers: the node-local copy when drained, the drained copy when not */
         if (keeper(f, s, k) == f->rank && out && (rc == 0 ? s->paths[k] : out[k]))
-            unlink(rc == 0 ? s->paths[k] : out[k]);
+            tagg_sf_remove(rc == 0 ? s->paths[k] : out[k], NULL, 0);
     if (rc == 0 && f->rank == 0)
-        unlink(s->meta_path);
+        tagg_sf_remove(s->meta_path, NULL, 0);
     for (uint32_t k = 0; out && k < N; k++)
         free(out[k]);
-    free(out), free(mine), free(all);
+    free(out), free(mine), free(all), free(st), free(allst), free(counts), free(displs);
     return rc;
 }
 
@@ -835,14 +1434,15 @@ static int sub_close(tagg_file_t *f)
         TAGG_ERR(TAGG_E_IO, "closing the metadata file '%s': %s", s->meta_path, strerror(errno));
         rc = -1;
     }
-    s->meta_fd = -1;
-    /* every rank's writes are done (the agreement is a barrier) before the read-back */
+    s->meta_fd    = -1;
+    int drain_now = s->ix.nvr && f->cfg.drain == TAGG_DRAIN_CLOSE;
+    /* every rank's writes are done (the agreement is a barrier) before the notes are merged */
     if (s->writable) {
         rc = tagg_agree(f->comm, rc, "closing the subfiles");
         if (rc == 0)
-            rc = write_index(f); /* on failure the index stays "open": tagg-fuse --check says so */
+            rc = write_index(f, drain_now); /* on failure the index stays "open": tagg-fuse --check says so */
     }
-    if (rc == 0 && s->ix.nvr && s->ix.closed && f->cfg.drain == TAGG_DRAIN_CLOSE)
+    if (rc == 0 && drain_now && s->ix.closed)
         rc = drain(f);
     sub_free(s);
     f->store = NULL;
@@ -862,20 +1462,21 @@ static int sub_del(const char *path, MPI_Comm comm, MPI_Info info, const tagg_co
         int is_index = tagg_sf_probe(path, err, sizeof err);
         if (is_index == 1) {
             if (tagg_sf_index_read(path, &ix, err, sizeof err) < 0)
-                rc = -1; /* its subfiles cannot be found: keep the stub, say why */
+                rc = -1; /* names not checked, or its subfiles cannot be found: keep it all, say why */
             else
                 rc = remove_listed(path, &ix, err);
         }
         else if (is_index < 0)
             rc = -1;
     }
-    /* node-local subfiles: removed by the ranks of their nodes (any of them; ENOENT is fine) */
+    /* node-local subfiles: removed by the ranks of their nodes (any of them;
+     * ENOENT is fine), in their private directories only */
     int nvr = rank == 0 && rc == 0 && ix.nvr;
     MPI_Bcast(&nvr, 1, MPI_INT, 0, comm);
     if (nvr) {
-        char  *text = NULL;
-        size_t len  = 0;
-        uint64_t n  = 0;
+        char    *text = NULL;
+        size_t   len  = 0;
+        uint64_t n    = 0;
         if (rank == 0 && tagg_sf_index_format(&ix, &text, &len) == 0)
             n = len;
         MPI_Bcast(&n, 1, MPI_UINT64_T, 0, comm);
@@ -888,9 +1489,12 @@ static int sub_del(const char *path, MPI_Comm comm, MPI_Info info, const tagg_co
         if (rc == 0 && node_name(cfg, rank, node, sizeof node) < 0)
             snprintf(err, sizeof err, "cannot name this node"), rc = -1;
         for (uint32_t k = 0; rc == 0 && k < ix.count; k++)
-            if (!strcmp(ix.sub[k].node, node) && unlink(ix.sub[k].name) < 0 && errno != ENOENT)
-                snprintf(err, sizeof err, "cannot remove node-local subfile '%s': %s", ix.sub[k].name,
-                         strerror(errno)), rc = -1;
+            if (!strcmp(ix.sub[k].node, node) && (tagg_sf_nvr_dirs(ix.sub[k].name, ix.version, 0, err, sizeof err) < 0 ||
+                                                  tagg_sf_remove(ix.sub[k].name, err, sizeof err) < 0)) {
+                if (errno == ENOENT || strstr(err, "No such file"))
+                    continue; /* already gone with its directory */
+                rc = -1;
+            }
         free(text);
         MPI_Barrier(comm);
     }
@@ -901,7 +1505,6 @@ static int sub_del(const char *path, MPI_Comm comm, MPI_Info info, const tagg_co
         TAGG_ERR(TAGG_E_IO, "deleting '%s': %s", path, err);
     return tagg_agree(comm, rc, "deleting the file");
 }
-
 static int sub_owner(const tagg_file_t *f, uint64_t off, int i)
 {
     const sub_t *s = sub_of(f);

@@ -38,6 +38,43 @@
  * bytewise OR of both (tagg_sf_overlay_meta). HDF5 never gives one address to
  * both kinds within a file (the driver's free-list map keeps raw data apart).
  *
+ * Format 3 (every file tagg writes now; formats 1 and 2 are still read, and
+ * opened read-only). Per-stripe checksums instead of per-subfile ones, so that
+ * checksums are made while writing and checked while reading, stripe by
+ * stripe; an HDF5 signature at byte 512 for readers that look for one:
+ *
+ *   tagg subfiled HDF5 file, use tagg-fuse IN OUT for one HDF5 file
+ *   format 3
+ *   layout subfiles
+ *   destination nvr             <- node-local subfiles only (as format 2)
+ *   state closed
+ *   stripe_size S
+ *   subfile_count N
+ *   logical_size L
+ *   checksum crc64-xz per-stripe
+ *   pad <spaces>                <- ends with the '\n' at byte 511
+ *   <16 bytes at 512>           <- TAGG_SF_HDF5_BLOCK: the HDF5 signature, then
+ *                                  superblock version 255, which stock HDF5
+ *                                  refuses ("bad superblock version number"),
+ *                                  then "tagg-3\n"; netCDF's nc_open and `file`
+ *                                  see an HDF5 file, tagg sees its magic at 0
+ *   metadata SIZE NAME          <- node-local subfiles only
+ *   subfile k SIZE NAME         <- N lines; NAME exactly the derived one (sf_path.h)
+ *   node k NODE                 <- node-local subfiles only, after each subfile line
+ *   s J CRC                     <- data stripe J: CRC-64 of its len(J) = min(S, L - J*S)
+ *   ...                            bytes as stored (in subfile J mod N at (J / N) * S;
+ *                                  bytes past the subfile's end are zeros), J ascending
+ *   m J CRC                     <- node-local subfiles only: the metadata file's bytes
+ *   ...                            [J*S, J*S + len(J)), J ascending
+ *   index_crc64 CRC
+ *
+ * A stripe below L without an `s` (or `m`) line is a hole: all its bytes are
+ * zeros (never written, or written with zeros), so a sparse file of any extent
+ * keeps a small index. The place for compression (issue 15): a stripe line may
+ * later carry "s J CRC ENC STORED_OFFSET STORED_SIZE LOGICAL_SIZE" (ENC naming
+ * the codec; CRC then of the logical bytes); this reader refuses any field
+ * after CRC, so such a file is never misread by it.
+ *
  * CRC-64/XZ: polynomial 0x42F0E1EBA9EA3693 (ECMA-182), reflected, initial value
  * and final xor all ones; crc64("123456789") = 0x995dc9bbdf1939fa. Readers check
  * the magic, then the version (a newer format may checksum differently), then
@@ -52,15 +89,28 @@
 #define TAGG_SF_HEADLINE TAGG_SF_MAGIC ", use tagg-fuse IN OUT for one HDF5 file"
 #define TAGG_SF_VERSION 1u     /* subfiles beside the index */
 #define TAGG_SF_VERSION_NVR 2u /* node-local subfiles + metadata file */
-/* Indexes are small (about 60 bytes a subfile); anything larger is not one. */
-#define TAGG_SF_INDEX_MAX ((size_t)64 << 20)
+#define TAGG_SF_VERSION_3 3u   /* per-stripe checksums, HDF5 signature at 512 (written now) */
+#define TAGG_SF_HDF5_AT 512
+#define TAGG_SF_HDF5_BLOCK "\211HDF\r\n\032\n\377tagg-3\n" /* 16 bytes */
+#define TAGG_SF_HDF5_BLOCK_LEN 16
+/* Indexes are small (about 60 bytes a subfile, 26 a written stripe); anything
+ * larger is not one. */
+#define TAGG_SF_INDEX_MAX ((size_t)256 << 20)
 
 typedef struct {
     char    *name; /* relative to the index file's directory */
     uint64_t size; /* bytes */
-    uint64_t crc;  /* CRC-64/XZ of the whole subfile */
+    uint64_t crc;  /* formats 1, 2: CRC-64/XZ of the whole subfile */
     char    *node; /* format 2: the node holding it (NULL in format 1) */
+    unsigned line; /* parsed: the index line that names it */
 } tagg_sf_entry_t;
+
+/* One written stripe (format 3). Compression (issue 15) adds its encoding and
+ * stored extent here. */
+typedef struct {
+    uint64_t j;   /* stripe number: bytes [j*S, j*S + len(j)) of the space */
+    uint64_t crc; /* CRC-64/XZ of those bytes */
+} tagg_sf_stripe_t;
 
 typedef struct {
     unsigned         version;
@@ -71,6 +121,10 @@ typedef struct {
     tagg_sf_entry_t *sub; /* count entries */
     int              nvr;  /* format 2: subfiles node-local, metadata in `meta` */
     tagg_sf_entry_t  meta; /* format 2: the metadata file (name beside the index) */
+    tagg_sf_stripe_t *st;  /* format 3: written data stripes, j ascending */
+    uint64_t          nst;
+    tagg_sf_stripe_t *mst; /* format 3, nvr: written metadata-file stripes */
+    uint64_t          nmst;
 } tagg_sf_index_t;
 
 /* --- stripe map (S > 0, N > 0) */
@@ -86,35 +140,50 @@ uint64_t tagg_crc64(uint64_t crc, const void *buf, size_t len); /* start with cr
 /* Reads a whole file: its size and CRC-64. 0, or -1 with a message. */
 int tagg_sf_file_crc(const char *path, uint64_t *size, uint64_t *crc, char *err, size_t errlen);
 
+/* --- format 3: per-stripe checksums */
+/* Bytes of stripe j of a space of logical size L (0 at or past L). */
+uint64_t tagg_sf_stripe_len(uint64_t L, uint64_t S, uint64_t j);
+/* The record of stripe j in st[0..n) (sorted), or NULL: a hole. */
+const tagg_sf_stripe_t *tagg_sf_stripe_find(const tagg_sf_stripe_t *st, uint64_t n, uint64_t j);
+/* Checks the len bytes of stripe j against its record (a hole: all zeros).
+ * 1 when they match, 0 when not (*got: their CRC-64). */
+int tagg_sf_stripe_ok(const tagg_sf_stripe_t *st, uint64_t n, uint64_t j, const void *buf, size_t len, uint64_t *got);
+/* Sorts records by stripe number. */
+void tagg_sf_stripes_sort(tagg_sf_stripe_t *st, uint64_t n);
+/* 1 when len bytes are all zero. */
+int tagg_sf_all_zero(const void *buf, size_t len);
+/* Reads len bytes at off of fd: bytes at or past limit, or past the end of
+ * the file, read as zeros (nothing past limit is read). 0 or -1 (errno). */
+int tagg_sf_pread_upto(int fd, void *buf, size_t len, uint64_t off, uint64_t limit);
+/* Logical stripe j of a format 3 file, verified: from fds[j mod N] (subfile
+ * sizes as the index records), with the metadata file's stripe j ORed in when
+ * meta_fd >= 0 (node-local subfiles). buf holds len(j) bytes. 0 or -1 with a
+ * message naming the subfile and stripe. */
+int tagg_sf_read_stripe(const char *path, const tagg_sf_index_t *ix, const int *fds, int meta_fd, uint64_t j, char *buf,
+                        char *err, size_t errlen);
+
 /* --- the index */
-/* Allocates idx->sub for count entries (names NULL). 0 or -1 (out of memory). */
+/* Allocates idx->sub for count entries (names NULL); version 3. 0 or -1 (out of memory). */
 int tagg_sf_index_init(tagg_sf_index_t *idx, uint64_t stripe, uint32_t count);
 void tagg_sf_index_free(tagg_sf_index_t *idx);
 /* The default subfile name: "<base of path>.tagg.<k>of<N>" (malloc'd). */
 char *tagg_sf_default_name(const char *path, uint32_t k, uint32_t N);
-/* Path of a subfile named in the index of the file at path (malloc'd); an
- * absolute name (format 2) is itself. */
-char *tagg_sf_subfile_path(const char *path, const char *name);
-/* Format 2 names (malloc'd). The metadata file: "<base>.tagg.meta". A node-local
- * subfile: "<dir>/tagg-nvr.<node>/<base>.<h>.<k>of<N>", h = 16 hex digits of the
- * CRC-64 of the index's absolute path, so that two files of one name in
- * different directories do not meet in the node-local directory. */
+/* The metadata file's name: "<base>.tagg.meta". Paths: sf_path.h. */
 char *tagg_sf_meta_name(const char *path);
-char *tagg_sf_nvr_path(const char *dir, const char *node, const char *path, uint32_t k, uint32_t N);
-/* Creates the directory of a file path (and its parents), mode 0777 & umask. 0 or -1 (errno). */
-int tagg_sf_mkdir_for(const char *file);
 
 /* --- format 2 helpers (fuse, drain) */
 /* ORs the metadata file's bytes of logical [off, off+n) into buf (holes and
  * past-the-end read as zeros). 0 or -1 with a message. */
 int tagg_sf_overlay_meta(int meta_fd, uint64_t off, char *buf, size_t n, char *err, size_t errlen);
-/* Drains subfile k of the format-2 index ix (of the file at path): writes to
- * out what subfile k of an ordinary (format 1) file holds, its raw data with
- * the metadata of its stripes merged in, tagg_sf_subfile_size(logical size)
- * bytes, fsync'd; checks the node-local subfile against the index's size and
- * CRC on the way. *size, *crc: those of out. 0 or -1 with a message (out removed). */
+/* Drains subfile k of the node-local (format 2 or 3) index ix of the file at
+ * path: writes to out (a derived path, created new) what subfile k of an
+ * ordinary format 3 file holds, its raw data with the metadata of its stripes
+ * merged in, tagg_sf_subfile_size(logical size) bytes, fsync'd; checks the
+ * node-local subfile (per stripe, or whole for format 2) on the way. *size:
+ * that of out; the records of its non-zero stripes are appended to *st / *nst
+ * (realloc'd). 0 or -1 with a message (out removed). */
 int tagg_sf_drain_one(const char *path, const tagg_sf_index_t *ix, uint32_t k, int meta_fd, const char *out,
-                      uint64_t *size, uint64_t *crc, char *err, size_t errlen);
+                      uint64_t *size, tagg_sf_stripe_t **st, uint64_t *nst, char *err, size_t errlen);
 
 /* Text of the index (malloc'd, *len bytes, no terminating NUL counted). 0 or -1. */
 int tagg_sf_index_format(const tagg_sf_index_t *idx, char **text, size_t *len);
@@ -122,7 +191,7 @@ int tagg_sf_index_format(const tagg_sf_index_t *idx, char **text, size_t *len);
 int tagg_sf_index_parse(const char *text, size_t len, tagg_sf_index_t *idx, char *err, size_t errlen);
 /* Reads a file whole (at most TAGG_SF_INDEX_MAX bytes; *text malloc'd, NUL-terminated). */
 int tagg_sf_read_whole(const char *path, char **text, size_t *len, char *err, size_t errlen);
-/* Reads and parses the index at path. */
+/* Reads and parses the index at path, and checks its names (sf_path.h). */
 int tagg_sf_index_read(const char *path, tagg_sf_index_t *idx, char *err, size_t errlen);
 /* Writes the index at path atomically (a temporary beside it, then rename);
  * fsyncs it when sync. 0 or -1 with a message. */

@@ -1,6 +1,8 @@
-/* The subfile layout's stripe map and index (subfile_index.c), no MPI: the map
- * against a brute-force model, CRC-64 against its check value, the index
- * round-trip through text and through a file, and the rejects. */
+/* The subfile layout's stripe map and index (subfile_index.c) and its path
+ * rule (sf_path.c), no MPI: the map against a brute-force model, CRC-64
+ * against its check value, the index round-trip (formats 1 to 3) through text
+ * and through a file, the rejects, the names an index may hold, and the safe
+ * opens (links, FIFOs, devices, hostile directories). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sf_path.h"
 #include "subfile_index.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 /* Every byte of a small address space, for several S and N: locate agrees
  * with the definition, subfile_size counts the bytes each subfile gets and
@@ -61,8 +68,25 @@ static void test_crc64(void **state)
     /* incremental equals whole */
     uint64_t c = tagg_crc64(0, "1234", 4);
     assert_true(tagg_crc64(c, "56789", 5) == UINT64_C(0x995dc9bbdf1939fa));
+    /* the sliced implementation against a bit-by-bit one, every length and split up to 300 */
+    unsigned char buf[300];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (unsigned char)(i * 131 + 7);
+    for (size_t n = 0; n <= sizeof buf; n += 7) {
+        uint64_t ref = ~UINT64_C(0);
+        for (size_t i = 0; i < n; i++) {
+            ref ^= buf[i];
+            for (int b = 0; b < 8; b++)
+                ref = (ref & 1) ? (ref >> 1) ^ UINT64_C(0xC96C5795D7870F42) : ref >> 1;
+        }
+        ref = ~ref;
+        assert_true(tagg_crc64(0, buf, n) == ref);
+        size_t cut = n / 3;
+        assert_true(tagg_crc64(tagg_crc64(0, buf, cut), buf + cut, n - cut) == ref);
+    }
 }
 
+/* A format 3 index of "<dir>/my file.h5": 20 stripes, stripes 0, 3, 19 written. */
 static void make_index(tagg_sf_index_t *ix)
 {
     assert_int_equal(tagg_sf_index_init(ix, 4096, 3), 0);
@@ -73,6 +97,11 @@ static void make_index(tagg_sf_index_t *ix)
         ix->sub[k].size = tagg_sf_subfile_size(78724, 4096, 3, k);
         ix->sub[k].crc  = UINT64_C(0xfedcba9876543210) ^ k;
     }
+    ix->st  = calloc(3, sizeof *ix->st);
+    ix->nst = 3;
+    ix->st[0].j = 0, ix->st[0].crc = 1;
+    ix->st[1].j = 3, ix->st[1].crc = UINT64_C(0xabcdef0123456789);
+    ix->st[2].j = 19, ix->st[2].crc = 3;
 }
 
 static void assert_same(const tagg_sf_index_t *a, const tagg_sf_index_t *b)
@@ -85,8 +114,12 @@ static void assert_same(const tagg_sf_index_t *a, const tagg_sf_index_t *b)
     for (uint32_t k = 0; k < a->count; k++) {
         assert_string_equal(a->sub[k].name, b->sub[k].name);
         assert_int_equal(a->sub[k].size, b->sub[k].size);
-        assert_true(a->sub[k].crc == b->sub[k].crc);
+        if (a->version < 3)
+            assert_true(a->sub[k].crc == b->sub[k].crc);
     }
+    assert_int_equal(a->nst, b->nst);
+    for (uint64_t i = 0; i < a->nst; i++)
+        assert_true(a->st[i].j == b->st[i].j && a->st[i].crc == b->st[i].crc);
 }
 
 static void test_round_trip(void **state)
@@ -100,6 +133,11 @@ static void test_round_trip(void **state)
     assert_int_equal(tagg_sf_index_format(&ix, &text, &len), 0);
     assert_int_equal(strncmp(text, "tagg subfiled HDF5 file, use tagg-fuse", 38), 0);
     assert_true(memcmp(text, "\211HDF", 4) != 0);
+    /* format 3: the HDF5 signature at 512, then a superblock version no HDF5 knows */
+    assert_true(len > 600);
+    assert_memory_equal(text + 512, "\211HDF\r\n\032\n\377", 9);
+    assert_non_null(strstr(text, "\nformat 3\n"));
+    assert_non_null(strstr(text, "\ns 3 abcdef0123456789\n"));
     if (tagg_sf_index_parse(text, len, &back, err, sizeof err) < 0)
         fail_msg("parse: %s", err);
     assert_same(&ix, &back);
@@ -109,7 +147,7 @@ static void test_round_trip(void **state)
     /* through a file, atomically replaced */
     char dir[] = "/tmp/tagg-sfidx-XXXXXX", path[64];
     assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/x.h5", dir);
+    snprintf(path, sizeof path, "%s/my file.h5", dir);
     assert_int_equal(tagg_sf_probe(path, err, sizeof err), 0); /* absent */
     if (tagg_sf_index_write(path, &ix, 1, err, sizeof err) < 0)
         fail_msg("write: %s", err);
@@ -119,7 +157,7 @@ static void test_round_trip(void **state)
     if (tagg_sf_index_read(path, &back, err, sizeof err) < 0)
         fail_msg("read: %s", err);
     assert_same(&ix, &back);
-    char *sp = tagg_sf_subfile_path(path, back.sub[2].name);
+    char *sp = tagg_sf_path_of(path, &back, 2);
     assert_int_equal(strncmp(sp, dir, strlen(dir)), 0);
     assert_non_null(strstr(sp, "/my file.h5.tagg.2of3"));
     free(sp);
@@ -149,22 +187,32 @@ static void test_format2(void **state)
     char           *text, err[256];
     size_t          len;
     assert_int_equal(tagg_sf_index_init(&ix, 4096, 2), 0);
-    ix.nvr = 1, ix.closed = 1, ix.logical_size = 9000;
+    ix.version = 2, ix.nvr = 1, ix.closed = 1, ix.logical_size = 9000;
     ix.meta.name = tagg_sf_meta_name("/pfs/run/out.h5");
     ix.meta.size = 9000, ix.meta.crc = 7;
     assert_string_equal(ix.meta.name, "out.h5.tagg.meta");
     for (uint32_t k = 0; k < 2; k++) {
         ix.sub[k].node = strdup(k ? "host.vnode1" : "host.vnode0");
-        ix.sub[k].name = tagg_sf_nvr_path("/local/ssd", ix.sub[k].node, "/pfs/run/out.h5", k, 2);
+        ix.sub[k].name = tagg_sf_path_nvr("/local/ssd", ix.sub[k].node, "/pfs/run/out.h5", k, 2);
         ix.sub[k].size = 4096, ix.sub[k].crc = 100 + k;
     }
-    assert_non_null(strstr(ix.sub[1].name, "/local/ssd/tagg-nvr.host.vnode1/out.h5."));
+    char user[64];
+    snprintf(user, sizeof user, "/local/ssd/tagg-%lu/host.vnode1/out.h5.", (unsigned long)geteuid());
+    assert_non_null(strstr(ix.sub[1].name, user));
     assert_non_null(strstr(ix.sub[1].name, ".1of2"));
-    char *other = tagg_sf_nvr_path("/local/ssd", "host.vnode1", "/pfs/other/out.h5", 1, 2);
+    char *other = tagg_sf_path_nvr("/local/ssd", "host.vnode1", "/pfs/other/out.h5", 1, 2);
     assert_string_not_equal(other, ix.sub[1].name); /* same base name, other directory: other path */
     free(other);
-    char *p = tagg_sf_subfile_path("/pfs/run/out.h5", ix.sub[0].name);
-    assert_string_equal(p, ix.sub[0].name); /* absolute names are themselves */
+    /* format 3 derives these; a format 2 index must use its own directory form */
+    ix.version = 3;
+    if (tagg_sf_path_check("/pfs/run/out.h5", &ix, err, sizeof err) < 0)
+        fail_msg("derived node-local names refused: %s", err);
+    assert_int_equal(tagg_sf_path_check("/pfs/other/out.h5", &ix, err, sizeof err), -1); /* hash of another path */
+    ix.version = 2;
+    assert_int_equal(tagg_sf_path_check("/pfs/run/out.h5", &ix, err, sizeof err), -1);
+    assert_non_null(strstr(err, "tagg-nvr.host.vnode0"));
+    char *p = tagg_sf_path_of("/pfs/run/out.h5", &ix, 0);
+    assert_string_equal(p, ix.sub[0].name); /* node-local paths are checked, then themselves */
     free(p);
     assert_int_equal(tagg_sf_index_format(&ix, &text, &len), 0);
     assert_non_null(strstr(text, "\nformat 2\nlayout subfiles\ndestination nvr\n"));
@@ -188,8 +236,8 @@ static void test_format2(void **state)
     assert_int_equal(tagg_sf_index_parse(text, len, &back, err, sizeof err), -1);
     assert_non_null(strstr(err, "is not absolute"));
     free(text);
-    /* format 1 files are still written as format 1 */
-    ix.nvr = 0;
+    /* format 1 indexes can still be written (tests craft them) */
+    ix.nvr = 0, ix.version = 1;
     free(ix.sub[0].name);
     ix.sub[0].name = strdup("out.h5.tagg.0of2");
     free(ix.sub[1].name);
@@ -217,11 +265,11 @@ static void test_rejects(void **state)
     expect_reject("", "bad magic");
 
     strcpy(t, text);
-    *strstr(t, "format 1") = 'F';
+    *strstr(t, "format 3") = 'F';
     expect_reject(t, "no 'format' line");
     strcpy(t, text);
-    strstr(t, "format 1")[7] = '3';
-    expect_reject(t, "unsupported index format version 3");
+    strstr(t, "format 3")[7] = '4';
+    expect_reject(t, "unsupported index format version 4");
 
     strcpy(t, text);
     strstr(t, "stripe_size 4096")[12] = '8'; /* any change of the body */
@@ -256,6 +304,173 @@ static void test_rejects(void **state)
     tagg_sf_index_free(&ix);
 }
 
+/* Names an index may hold: exactly the derived ones; the error names the line. */
+static void test_path_rule(void **state)
+{
+    (void)state;
+    tagg_sf_index_t ix;
+    char            err[1024];
+    make_index(&ix);
+    assert_int_equal(tagg_sf_path_check("/some/dir/my file.h5", &ix, err, sizeof err), 0);
+    /* a sibling file of the index's directory */
+    free(ix.sub[1].name);
+    ix.sub[1].name = strdup("thesis.txt");
+    char *text;
+    size_t len;
+    tagg_sf_index_t back;
+    assert_int_equal(tagg_sf_index_format(&ix, &text, &len), 0);
+    assert_int_equal(tagg_sf_index_parse(text, len, &back, err, sizeof err), 0); /* well-formed ... */
+    assert_int_equal(tagg_sf_path_check("/some/dir/my file.h5", &back, err, sizeof err), -1); /* ... not allowed */
+    assert_non_null(strstr(err, "index line 14: subfile 1 is named 'thesis.txt'"));
+    assert_non_null(strstr(err, "'my file.h5.tagg.1of3'"));
+    tagg_sf_index_free(&back);
+    free(text);
+    /* another file's subfile (renamed index) */
+    assert_int_equal(tagg_sf_path_check("/some/dir/other.h5", &ix, err, sizeof err), -1);
+    tagg_sf_index_free(&ix);
+    /* node-local names: outside files, "..", other users, other nodes */
+    assert_int_equal(tagg_sf_index_init(&ix, 4096, 1), 0);
+    ix.nvr = 1, ix.closed = 1;
+    ix.meta.name = tagg_sf_meta_name("/pfs/a.h5");
+    ix.sub[0].node = strdup("n0");
+    const char *bad[] = {"/home/user/thesis.txt", "/dev/zero", "/tmp/tagg-0/../../etc/passwd", "relative/x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ix.sub[0].name = strdup(bad[i]);
+        assert_int_equal(tagg_sf_path_check("/pfs/a.h5", &ix, err, sizeof err), -1);
+        assert_non_null(strstr(err, "is not a path tagg derives"));
+        free(ix.sub[0].name);
+    }
+    ix.sub[0].name = tagg_sf_path_nvr("/tmp", "n0", "/pfs/a.h5", 0, 1);
+    assert_int_equal(tagg_sf_path_check("/pfs/a.h5", &ix, err, sizeof err), 0);
+    free(ix.sub[0].node);
+    ix.sub[0].node = strdup("n1"); /* the path of node n0 for a subfile of n1 */
+    assert_int_equal(tagg_sf_path_check("/pfs/a.h5", &ix, err, sizeof err), -1);
+    free(ix.sub[0].node);
+    ix.sub[0].node = strdup("../n0");
+    assert_int_equal(tagg_sf_path_check("/pfs/a.h5", &ix, err, sizeof err), -1);
+    free(ix.sub[0].node);
+    ix.sub[0].node = strdup("n0");
+    free(ix.meta.name);
+    ix.meta.name = strdup("thesis.txt");
+    assert_int_equal(tagg_sf_path_check("/pfs/a.h5", &ix, err, sizeof err), -1);
+    assert_non_null(strstr(err, "metadata file is named 'thesis.txt'"));
+    tagg_sf_index_free(&ix);
+}
+
+/* Per-stripe records: lookup, checks, holes, and the stripe lines a reader refuses. */
+static void test_stripes(void **state)
+{
+    (void)state;
+    assert_int_equal(tagg_sf_stripe_len(78724, 4096, 19), 900);
+    assert_int_equal(tagg_sf_stripe_len(78724, 4096, 18), 4096);
+    assert_int_equal(tagg_sf_stripe_len(78724, 4096, 20), 0);
+    assert_int_equal(tagg_sf_stripe_len(0, 4096, 0), 0);
+    char buf[100];
+    memset(buf, 0, sizeof buf);
+    tagg_sf_stripe_t st[2] = {{2, 0}, {5, 0}};
+    st[1].crc = tagg_crc64(0, "hello", 5);
+    uint64_t got;
+    assert_int_equal(tagg_sf_stripe_ok(st, 2, 0, buf, sizeof buf, &got), 1); /* a hole of zeros */
+    buf[50] = 1;
+    assert_int_equal(tagg_sf_stripe_ok(st, 2, 0, buf, sizeof buf, &got), 0); /* a hole with a byte in it */
+    assert_int_equal(tagg_sf_stripe_ok(st, 2, 5, "hello", 5, &got), 1);
+    assert_int_equal(tagg_sf_stripe_ok(st, 2, 5, "hellp", 5, &got), 0);
+    assert_null(tagg_sf_stripe_find(st, 2, 3));
+    /* stripe lines */
+    tagg_sf_index_t ix;
+    char           *text;
+    size_t          len;
+    char            err[512];
+    make_index(&ix);
+    ix.st[2].j = 20; /* past the logical size */
+    assert_int_equal(tagg_sf_index_format(&ix, &text, &len), 0);
+    expect_reject(text, "lies past the logical size");
+    free(text);
+    ix.st[2].j = 2; /* out of order */
+    assert_int_equal(tagg_sf_index_format(&ix, &text, &len), 0);
+    expect_reject(text, "out of order");
+    free(text);
+    tagg_sf_index_free(&ix);
+    /* a compressed stripe of a later format: refused, never misread */
+    make_index(&ix);
+    assert_int_equal(tagg_sf_index_format(&ix, &text, &len), 0);
+    char  *at = strstr(text, "\ns 3 abcdef0123456789\n") + 21, *t2 = malloc(len + 64);
+    size_t head = (size_t)(at - text);
+    memcpy(t2, text, head);
+    memcpy(t2 + head, " zstd 0 100 4096", 16);
+    memcpy(t2 + head + 16, at, len - head);
+    size_t l2 = len + 16;
+    char  *last = t2 + l2 - 29; /* re-checksum: "index_crc64 " + 16 + '\n' */
+    snprintf(last + 12, 18, "%016llx\n", (unsigned long long)tagg_crc64(0, t2, (size_t)(last - t2)));
+    tagg_sf_index_t back;
+    assert_int_equal(tagg_sf_index_parse(t2, l2, &back, err, sizeof err), -1);
+    assert_non_null(strstr(err, "encoding this tagg does not know"));
+    free(t2);
+    free(text);
+    tagg_sf_index_free(&ix);
+}
+
+/* The opens: links are not followed, FIFOs and devices refused, a planted
+ * link at a name to create is refused and its target untouched, node-local
+ * directories must be private. */
+static void test_safe_open(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tagg-sfsafe-XXXXXX", a[128], b[128], c[128], err[1024];
+    assert_non_null(mkdtemp(dir));
+    snprintf(a, sizeof a, "%s/outside", dir);
+    snprintf(b, sizeof b, "%s/link", dir);
+    snprintf(c, sizeof c, "%s/fifo", dir);
+    FILE *fp = fopen(a, "w");
+    fputs("precious", fp);
+    fclose(fp);
+    assert_int_equal(symlink(a, b), 0);
+    assert_int_equal(tagg_sf_open(b, O_RDWR, err, sizeof err), -1);
+    assert_non_null(strstr(err, "symbolic link"));
+    assert_int_equal(tagg_sf_create(b, err, sizeof err), -1);
+    assert_non_null(strstr(err, "symbolic link"));
+    struct stat st;
+    assert_int_equal(stat(a, &st), 0);
+    assert_int_equal(st.st_size, 8); /* untouched */
+    assert_int_equal(mkfifo(c, 0600), 0);
+    assert_int_equal(tagg_sf_open(c, O_RDONLY, err, sizeof err), -1); /* does not block */
+    assert_non_null(strstr(err, "FIFO"));
+    assert_int_equal(tagg_sf_open("/dev/zero", O_RDONLY, err, sizeof err), -1);
+    assert_non_null(strstr(err, "character device"));
+    int fd = tagg_sf_open(a, O_RDONLY, err, sizeof err);
+    assert_true(fd >= 0);
+    close(fd);
+    /* create over a stale regular file: replaced, new and empty */
+    fd = tagg_sf_create(a, err, sizeof err);
+    assert_true(fd >= 0);
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_size, 0);
+    close(fd);
+    /* node-local directories */
+    char nvr[160], sub[256];
+    snprintf(nvr, sizeof nvr, "%s/nvr", dir);
+    mkdir(nvr, 0755);
+    char *p = tagg_sf_path_nvr(nvr, "n0", "/pfs/a.h5", 0, 1);
+    assert_int_equal(tagg_sf_nvr_dirs(p, 3, 1, err, sizeof err), 0);
+    snprintf(sub, sizeof sub, "%s/tagg-%lu", nvr, (unsigned long)geteuid());
+    assert_int_equal(stat(sub, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    chmod(sub, 0777); /* hostile: world-writable */
+    assert_int_equal(tagg_sf_nvr_dirs(p, 3, 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "writable by others"));
+    chmod(sub, 0700);
+    snprintf(sub, sizeof sub, "%s/tagg-%lu/n0", nvr, (unsigned long)geteuid());
+    rmdir(sub);
+    assert_int_equal(symlink(dir, sub), 0); /* the node directory a link */
+    assert_int_equal(tagg_sf_nvr_dirs(p, 3, 1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "symbolic link"));
+    unlink(sub);
+    free(p);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +479,9 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_rejects),
         cmocka_unit_test(test_format2),
+        cmocka_unit_test(test_path_rule),
+        cmocka_unit_test(test_stripes),
+        cmocka_unit_test(test_safe_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

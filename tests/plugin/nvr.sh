@@ -35,12 +35,12 @@ HDF5_DRIVER_CONFIG="$CFG" TAGG_VERBOSE=1 tagg run "$np" "$prog" sf.h5 default co
 rc=$?
 [ $rc = 0 ] && grep -q "failures=0" w.out && ok "write (and read back in the same program) with destination=nvr" \
   || { bad "write with destination=nvr, exit $rc"; tail -40 w.out; }
-grep -q "^destination nvr$" sf.h5 && grep -q "^format 2$" sf.h5 && ok "the index says format 2, destination nvr" \
+grep -aq "^destination nvr$" sf.h5 && grep -aq "^format 3$" sf.h5 && ok "the index says format 3, destination nvr" \
   || bad "index: $(head -5 sf.h5)"
-host=$(hostname)
+host=$(hostname) uid=$(id -u)
 for v in 0 1; do
-  f=$(ls "$NVR/tagg-nvr.$host.vnode$v/"sf.h5.*.${v}of2 2>/dev/null)
-  [ -s "$f" ] && grep -q "^node $v $host.vnode$v$" sf.h5 && grep -q " $f$" sf.h5 \
+  f=$(ls "$NVR/tagg-$uid/$host.vnode$v/"sf.h5.*.${v}of2 2>/dev/null)
+  [ -s "$f" ] && grep -aq "^node $v $host.vnode$v$" sf.h5 && grep -aq " $f$" sf.h5 \
     && ok "subfile $v is in virtual node $v's directory and the index names it" || bad "subfile $v: '$f'; $(ls -R "$NVR")"
 done
 [ -z "$(ls sf.h5.tagg.*of* 2>/dev/null)" ] && [ -e sf.h5.tagg.meta ] \
@@ -74,7 +74,7 @@ rc=$?
 
 # --- errors on every rank, no hang: a node-local subfile missing (after a reboot)
 cp -a "$NVR" nvr.keep
-rm -f "$NVR/tagg-nvr.$host.vnode1/"sf.h5.*
+rm -f "$NVR/tagg-$uid/$host.vnode1/"sf.h5.*
 HDF5_DRIVER_CONFIG="$CFG" tagg run "$np" "$prog" sf.h5 default coll verify > miss.out 2>&1 \
   && bad "reading with a missing node-local subfile succeeded" \
   || { on_every_rank miss.out "node-local subfile 1 of .* is missing on node $host.vnode1" "$np" \
@@ -96,8 +96,8 @@ rc=$?
 
 # --- drain by tagg-fuse --drain: an ordinary subfiled file beside the index
 "$fuse" --drain sf.h5 > drain.out 2>&1 && ok "tagg-fuse --drain" || { bad "tagg-fuse --drain"; cat drain.out; }
-grep -q "^format 1$" sf.h5 && [ -s sf.h5.tagg.0of2 ] && [ -s sf.h5.tagg.1of2 ] && [ ! -e sf.h5.tagg.meta ] \
-  && [ -z "$(find "$NVR" -type f -name 'sf.h5.*')" ] && ok "drained: format 1 index, subfiles beside it, node-local files gone" \
+grep -aq "^format 3$" sf.h5 && [ -s sf.h5.tagg.0of2 ] && [ -s sf.h5.tagg.1of2 ] && [ ! -e sf.h5.tagg.meta ] \
+  && [ -z "$(find "$NVR" -type f -name 'sf.h5.*')" ] && ok "drained: format 3 index, subfiles beside it, node-local files gone" \
   || bad "after --drain: $(ls sf.h5*) / $(find "$NVR" -type f -name 'sf.h5.*')"
 rm -f fused.h5
 "$fuse" --check sf.h5 > /dev/null 2>&1 && "$fuse" sf.h5 fused.h5 > /dev/null 2>&1 && "$H5DIFF" ref.h5 fused.h5 > /dev/null 2>&1 \
@@ -109,8 +109,8 @@ tagg run 2 "$prog" sf.h5 default coll verify > d2.out 2>&1 && grep -q "failures=
 rm -rf sf.h5* fused.h5 "$NVR"
 HDF5_DRIVER_CONFIG="$CFG;drain=close" tagg run "$np" "$prog" sf.h5 default coll > dc.out 2>&1 && grep -q "failures=0" dc.out \
   && ok "workload with drain=close" || { bad "drain=close run"; tail -30 dc.out; }
-grep -q "^format 1$" sf.h5 && [ -s sf.h5.tagg.0of2 ] && [ ! -e sf.h5.tagg.meta ] && [ -z "$(find "$NVR" -type f 2>/dev/null)" ] \
-  && ok "drain=close: format 1 index, subfiles beside it, node-local files gone" || bad "after drain=close: $(ls sf.h5*)"
+grep -aq "^format 3$" sf.h5 && [ -s sf.h5.tagg.0of2 ] && [ ! -e sf.h5.tagg.meta ] && [ -z "$(find "$NVR" -type f 2>/dev/null)" ] \
+  && ok "drain=close: format 3 index, subfiles beside it, node-local files gone" || bad "after drain=close: $(ls sf.h5*)"
 "$fuse" sf.h5 fused.h5 > /dev/null 2>&1 && "$H5DIFF" ref.h5 fused.h5 > /dev/null 2>&1 && cmp -s ref.h5 fused.h5 \
   && ok "drain=close file: fuse, h5diff and cmp against MPI-IO" || bad "drain=close file differs"
 
@@ -118,7 +118,7 @@ grep -q "^format 1$" sf.h5 && [ -s sf.h5.tagg.0of2 ] && [ ! -e sf.h5.tagg.meta ]
 rm -rf sf.h5* fused.h5 "$NVR"
 HDF5_DRIVER_CONFIG="$CFG" tagg run "$np" "$prog" sf.h5 default coll > w2.out 2>&1 \
   && HDF5_DRIVER_CONFIG="topology=$topo;drain=close" tagg run "$np" "$prog" sf.h5 default coll verify > v2.out 2>&1 \
-  && grep -q "failures=0" v2.out && grep -q "^format 1$" sf.h5 && "$fuse" sf.h5 fused.h5 > /dev/null 2>&1 \
+  && grep -q "failures=0" v2.out && grep -aq "^format 3$" sf.h5 && "$fuse" sf.h5 fused.h5 > /dev/null 2>&1 \
   && cmp -s ref.h5 fused.h5 && ok "a reading phase with drain=close drains the file" || { bad "drain by a reader"; tail -20 v2.out; }
 
 # --- H5Fdelete removes the node-local subfiles too
@@ -133,7 +133,7 @@ HDF5_DRIVER_CONFIG="$CFG" tagg run "$np" "$prog" sf.h5 default coll > w3.out 2>&
 rm -rf sf2.h5* "$NVR"
 (unset HDF5_DRIVER HDF5_VOL_CONNECTOR HDF5_PLUGIN_PATH; run 2 "$prog" ref2.h5 mpio coll) > ref2.out 2>&1
 HDF5_DRIVER_CONFIG="layout=subfiles;destination=nvr;nvr_dir=$NVR" tagg run 2 "$prog" sf2.h5 default coll > n2.out 2>&1 \
-  && grep -q "^subfile_count 1$" sf2.h5 && [ -n "$(ls "$NVR/tagg-nvr.$host/"sf2.h5.*.0of1)" ] \
+  && grep -aq "^subfile_count 1$" sf2.h5 && [ -n "$(ls "$NVR/tagg-$uid/$host/"sf2.h5.*.0of1)" ] \
   && "$fuse" sf2.h5 f2.h5 > /dev/null 2>&1 && cmp -s ref2.h5 f2.h5 \
   && ok "2 ranks, real node split: one node-local subfile under the host's name, fused = MPI-IO" || { bad "2 ranks"; tail -20 n2.out; }
 

@@ -16,11 +16,15 @@
  *                        exported to it); otherwise drain with drain=close,
  *                        which runs on the nodes
  *
- * Format 2 files fuse and check like format 1 ones: the metadata file is
- * checked too and its bytes merged in (tagg_sf_overlay_meta).
+ * Format 3 files are checked and fused stripe by stripe, each against its
+ * CRC-64 (holes: zeros). Format 2 files fuse and check like format 1 ones: the
+ * metadata file is checked too and its bytes merged in. Every file is opened
+ * by the path rule (sf_path.h): derived names only, never through a symbolic
+ * link, regular files only, never read past the size the index records.
  *
  * Exit status: 0 fine, 1 a problem with IN or OUT (each one printed), 2 usage. */
 #include "subfile_index.h"
+#include "sf_path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,63 +61,144 @@ static int load(const char *in, tagg_sf_index_t *ix)
     return 0;
 }
 
-static int check(const char *in)
+/* Opens every subfile (and the metadata file) of ix safely: derived paths
+ * only, no links, regular files; reports each problem. fds[k] = -1 when not. */
+static int open_all(const char *in, const tagg_sf_index_t *ix, int *fds, int *mfd)
 {
-    tagg_sf_index_t ix;
-    int             problems = 0;
-    uint64_t        end      = 0;
-    if (load(in, &ix) < 0)
-        return 1;
-    if (!ix.closed) {
-        fprintf(stderr, "%s: %s: NOT CLOSED: the index says a writer still has the file open (or crashed); "
-                        "sizes and checksums are not final\n", prog, in);
-        problems++;
-    }
-    for (uint32_t k = 0; k < ix.count; k++) {
-        char       *p = tagg_sf_subfile_path(in, ix.sub[k].name), err[1024];
-        struct stat st;
-        uint64_t    size, crc;
+    int problems = 0;
+    for (uint32_t k = 0; k < ix->count; k++) {
+        char *p = tagg_sf_path_of(in, ix, k), err[1024];
+        fds[k]  = -1;
         if (!p) {
             fprintf(stderr, "%s: out of memory\n", prog);
-            return 1;
+            return -1;
         }
-        if (stat(p, &st) < 0) {
-            fprintf(stderr, "%s: MISSING subfile %" PRIu32 " '%s': %s\n", prog, k, p, strerror(errno));
+        if (ix->nvr && tagg_sf_nvr_dirs(p, ix->version, 0, err, sizeof err) < 0) {
+            fprintf(stderr, "%s: REFUSED subfile %" PRIu32 ": %s\n", prog, k, err);
             problems++;
         }
-        else if ((uint64_t)st.st_size != ix.sub[k].size) {
-            fprintf(stderr, "%s: SIZE MISMATCH subfile %" PRIu32 " '%s': %" PRIu64 " bytes, the index records %" PRIu64 "\n",
-                    prog, k, p, (uint64_t)st.st_size, ix.sub[k].size);
+        else if ((fds[k] = tagg_sf_open(p, O_RDONLY, err, sizeof err)) < 0) {
+            fprintf(stderr, "%s: %s subfile %" PRIu32 " '%s': %s\n", prog, errno == ENOENT ? "MISSING" : "REFUSED", k, p,
+                    err);
             problems++;
         }
-        else if (tagg_sf_file_crc(p, &size, &crc, err, sizeof err) < 0) {
-            fprintf(stderr, "%s: UNREADABLE subfile %" PRIu32 ": %s\n", prog, k, err);
-            problems++;
-        }
-        else if (crc != ix.sub[k].crc || size != ix.sub[k].size) {
-            fprintf(stderr, "%s: CHECKSUM MISMATCH subfile %" PRIu32 " '%s': crc64 %016" PRIx64 ", the index records %016" PRIx64 "\n",
-                    prog, k, p, crc, ix.sub[k].crc);
-            problems++;
-        }
-        uint64_t e = tagg_sf_logical_end(ix.sub[k].size, ix.stripe, ix.count, k);
-        end        = e > end ? e : end;
         free(p);
     }
-    if (ix.nvr) { /* the metadata file */
-        char       *p = tagg_sf_subfile_path(in, ix.meta.name), err[1024];
-        uint64_t    size, crc;
-        if (!p || tagg_sf_file_crc(p, &size, &crc, err, sizeof err) < 0) {
+    *mfd = -1;
+    if (ix->nvr) {
+        char *p = tagg_sf_path_meta(in), err[1024];
+        if (!p || (*mfd = tagg_sf_open(p, O_RDONLY, err, sizeof err)) < 0) {
             fprintf(stderr, "%s: MISSING metadata file: %s\n", prog, p ? err : "out of memory");
             problems++;
         }
-        else if (size != ix.meta.size || crc != ix.meta.crc) {
-            fprintf(stderr, "%s: %s metadata file '%s': %" PRIu64 " bytes crc64 %016" PRIx64 ", the index records %" PRIu64
-                            " bytes crc64 %016" PRIx64 "\n", prog, size != ix.meta.size ? "SIZE MISMATCH" : "CHECKSUM MISMATCH",
-                    p, size, crc, ix.meta.size, ix.meta.crc);
+        free(p);
+    }
+    return problems;
+}
+
+static void close_all(const tagg_sf_index_t *ix, int *fds, int mfd)
+{
+    for (uint32_t k = 0; fds && k < ix->count; k++)
+        if (fds[k] >= 0)
+            close(fds[k]);
+    if (mfd >= 0)
+        close(mfd);
+}
+
+/* Formats 1, 2: the whole file's size and CRC-64 (at most its recorded size is read). */
+static int whole_crc(int fd, uint64_t size, uint64_t *crc)
+{
+    char    *buf = malloc(CHUNK);
+    uint64_t c   = 0;
+    if (!buf)
+        return -1;
+    for (uint64_t at = 0; at < size;) {
+        size_t n = size - at < CHUNK ? (size_t)(size - at) : (size_t)CHUNK;
+        if (tagg_sf_pread_upto(fd, buf, n, at, size) < 0) {
+            free(buf);
+            return -1;
+        }
+        c = tagg_crc64(c, buf, n);
+        at += n;
+    }
+    free(buf);
+    *crc = c;
+    return 0;
+}
+
+static int check(const char *in)
+{
+    tagg_sf_index_t ix;
+    int             problems = 0, mfd = -1, *fds = NULL;
+    uint64_t        end      = 0;
+    char           *buf      = NULL;
+    if (load(in, &ix) < 0)
+        return 1;
+    if (!ix.closed) {
+        fprintf(stderr, "%s: %s: NOT CLOSED: the index says 'state open': a writer still has the file open, or crashed "
+                        "or failed; sizes and checksums are not final. Save what it holds with a read-only open and "
+                        "salvage=1, or with the writer's own output\n", prog, in);
+        problems++;
+    }
+    if (!(fds = malloc(ix.count * sizeof *fds)) || !(buf = malloc((size_t)ix.stripe))) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        free(fds), free(buf);
+        tagg_sf_index_free(&ix);
+        return 1;
+    }
+    int opened = open_all(in, &ix, fds, &mfd);
+    if (opened < 0)
+        problems++;
+    else
+        problems += opened;
+    for (uint32_t k = 0; k < ix.count; k++) {
+        struct stat st;
+        char       *p = tagg_sf_path_of(in, &ix, k);
+        if (fds[k] >= 0 && fstat(fds[k], &st) == 0 && (uint64_t)st.st_size != ix.sub[k].size) {
+            fprintf(stderr, "%s: SIZE MISMATCH subfile %" PRIu32 " '%s': %" PRIu64 " bytes, the index records %" PRIu64 "\n",
+                    prog, k, p ? p : "?", (uint64_t)st.st_size, ix.sub[k].size);
             problems++;
         }
-        end = ix.meta.size > end ? ix.meta.size : end;
+        else if (fds[k] >= 0 && ix.version < TAGG_SF_VERSION_3) {
+            uint64_t crc;
+            if (whole_crc(fds[k], ix.sub[k].size, &crc) < 0) {
+                fprintf(stderr, "%s: UNREADABLE subfile %" PRIu32 " '%s': %s\n", prog, k, p ? p : "?", strerror(errno));
+                problems++;
+            }
+            else if (crc != ix.sub[k].crc) {
+                fprintf(stderr, "%s: CHECKSUM MISMATCH subfile %" PRIu32 " '%s': crc64 %016" PRIx64 ", the index records %016" PRIx64 "\n",
+                        prog, k, p ? p : "?", crc, ix.sub[k].crc);
+                problems++;
+            }
+        }
         free(p);
+        uint64_t e = tagg_sf_logical_end(ix.sub[k].size, ix.stripe, ix.count, k);
+        end        = e > end ? e : end;
+    }
+    if (ix.nvr && mfd >= 0 && ix.version < TAGG_SF_VERSION_3) { /* format 2: the metadata file whole */
+        uint64_t    crc;
+        struct stat st;
+        if (fstat(mfd, &st) < 0 || (uint64_t)st.st_size != ix.meta.size || whole_crc(mfd, ix.meta.size, &crc) < 0 ||
+            crc != ix.meta.crc) {
+            fprintf(stderr, "%s: CHECKSUM MISMATCH metadata file of %s (or its size differs from the index's)\n", prog, in);
+            problems++;
+        }
+    }
+    if (ix.nvr)
+        end = ix.meta.size > end ? ix.meta.size : end;
+    /* format 3: every stripe against its record (holes: zeros) */
+    if (ix.version >= TAGG_SF_VERSION_3 && ix.closed && !opened) {
+        uint64_t nstripes = ix.logical_size / ix.stripe + (ix.logical_size % ix.stripe != 0), bad = 0;
+        for (uint64_t j = 0; j < nstripes; j++) {
+            char err[1024];
+            if (tagg_sf_read_stripe(in, &ix, fds, mfd, j, buf, err, sizeof err) < 0) {
+                if (bad++ < 10)
+                    fprintf(stderr, "%s: %s\n", prog, err);
+                problems++;
+            }
+        }
+        if (bad > 10)
+            fprintf(stderr, "%s: ... %" PRIu64 " damaged stripes in all\n", prog, bad);
     }
     if (end != ix.logical_size) {
         fprintf(stderr, "%s: %s: INCONSISTENT index: subfile sizes make %" PRIu64 " bytes, logical_size is %" PRIu64 "\n",
@@ -121,10 +206,13 @@ static int check(const char *in)
         problems++;
     }
     if (!problems)
-        printf("%s: %s: OK: %" PRIu32 " %ssubfiles, stripe %" PRIu64 " bytes, %" PRIu64 " bytes of HDF5 data, checksums match\n",
-               prog, in, ix.count, ix.nvr ? "node-local " : "", ix.stripe, ix.logical_size);
+        printf("%s: %s: OK: %" PRIu32 " %ssubfiles, stripe %" PRIu64 " bytes, %" PRIu64
+               " bytes of HDF5 data, index format %u, checksums match\n",
+               prog, in, ix.count, ix.nvr ? "node-local " : "", ix.stripe, ix.logical_size, ix.version);
     else
         fprintf(stderr, "%s: %s: %d problem%s found\n", prog, in, problems, problems > 1 ? "s" : "");
+    close_all(&ix, fds, mfd);
+    free(fds), free(buf);
     tagg_sf_index_free(&ix);
     return problems ? 1 : 0;
 }
@@ -166,27 +254,13 @@ static int fuse(const char *in, const char *out)
         fprintf(stderr, "%s: out of memory\n", prog);
         goto done;
     }
-    for (uint32_t k = 0; k < ix.count; k++)
-        fds[k] = -1;
-    for (uint32_t k = 0; k < ix.count; k++) {
-        char *p = tagg_sf_subfile_path(in, ix.sub[k].name);
-        if (!p || (fds[k] = open(p, O_RDONLY)) < 0) {
-            fprintf(stderr, "%s: MISSING subfile %" PRIu32 " '%s': %s\n", prog, k, p ? p : "?", strerror(errno));
-            free(p);
-            goto done;
-        }
-        free(p);
-    }
-    if (ix.nvr) {
-        char    *p = tagg_sf_subfile_path(in, ix.meta.name), err[1024];
-        uint64_t size, crc;
-        if (!p || tagg_sf_file_crc(p, &size, &crc, err, sizeof err) < 0 || (mfd = open(p, O_RDONLY)) < 0) {
-            fprintf(stderr, "%s: MISSING metadata file '%s': %s\n", prog, p ? p : "?", strerror(errno));
-            free(p);
-            goto done;
-        }
-        free(p);
-        if (size != ix.meta.size || crc != ix.meta.crc) {
+    if (open_all(in, &ix, fds, &mfd) != 0)
+        goto done;
+    if (ix.nvr && ix.version < TAGG_SF_VERSION_3) {
+        uint64_t    c;
+        struct stat st;
+        if (fstat(mfd, &st) < 0 || (uint64_t)st.st_size != ix.meta.size || whole_crc(mfd, ix.meta.size, &c) < 0 ||
+            c != ix.meta.crc) {
             fprintf(stderr, "%s: CHECKSUM MISMATCH metadata file of %s\n", prog, in);
             goto done;
         }
@@ -205,8 +279,45 @@ static int fuse(const char *in, const char *out)
         fprintf(stderr, "%s: cannot create '%s': %s\n", prog, out, strerror(errno));
         goto done;
     }
-    /* Stripe by stripe in logical order: each subfile is read front to back,
-     * so its checksum accumulates along the way. */
+    if (ix.version >= TAGG_SF_VERSION_3) { /* stripe by stripe, each verified */
+        if (ix.stripe > CHUNK && !(buf = realloc(buf, (size_t)ix.stripe))) {
+            fprintf(stderr, "%s: out of memory\n", prog);
+            goto done;
+        }
+        uint64_t nstripes = ix.logical_size / ix.stripe + (ix.logical_size % ix.stripe != 0);
+        for (uint64_t j = 0; j < nstripes; j++) {
+            char     err[1024];
+            uint64_t len = tagg_sf_stripe_len(ix.logical_size, ix.stripe, j);
+            if (tagg_sf_read_stripe(in, &ix, fds, mfd, j, buf, err, sizeof err) < 0) {
+                fprintf(stderr, "%s: %s\n%s: '%s' removed: its data would not be what was written\n", prog, err, prog, out);
+                goto done;
+            }
+            if (tagg_sf_all_zero(buf, (size_t)len)) /* a hole stays one */
+                continue;
+            for (uint64_t w = 0; w < len;) {
+                ssize_t put = pwrite(ofd, buf + w, (size_t)(len - w), (off_t)(j * ix.stripe + w));
+                if (put < 0 && errno == EINTR)
+                    continue;
+                if (put <= 0) {
+                    fprintf(stderr, "%s: writing '%s': %s\n", prog, out, put < 0 ? strerror(errno) : "no space");
+                    goto done;
+                }
+                w += (uint64_t)put;
+            }
+        }
+        if (ftruncate(ofd, (off_t)ix.logical_size) < 0 || fsync(ofd) < 0 || close(ofd) < 0) {
+            ofd = -1;
+            fprintf(stderr, "%s: writing '%s': %s\n", prog, out, strerror(errno));
+            goto done;
+        }
+        ofd = -1;
+        rc  = 0;
+        printf("%s: %s -> %s: %" PRIu64 " bytes from %" PRIu32 " subfiles, checksums match\n", prog, in, out,
+               ix.logical_size, ix.count);
+        goto done;
+    }
+    /* Formats 1, 2: stripe by stripe in logical order: each subfile is read
+     * front to back, so its checksum accumulates along the way. */
     for (uint64_t off = 0; off < ix.logical_size;) {
         uint32_t k;
         uint64_t local, n = ix.stripe - off % ix.stripe;
@@ -216,8 +327,9 @@ static int fuse(const char *in, const char *out)
             n = ix.logical_size - off;
         tagg_sf_locate(off, ix.stripe, ix.count, &k, &local);
         ssize_t r;
+        uint64_t lim = local >= ix.sub[k].size ? 0 : ix.sub[k].size - local; /* never past the recorded size */
         do
-            r = pread(fds[k], buf, (size_t)n, (off_t)local);
+            r = pread(fds[k], buf, (size_t)(n < lim ? n : lim), (off_t)local);
         while (r < 0 && errno == EINTR);
         if (r < 0) {
             fprintf(stderr, "%s: reading subfile '%s' at %" PRIu64 ": %s\n", prog, ix.sub[k].name, local, strerror(errno));
@@ -266,22 +378,21 @@ done:
         close(ofd);
         unlink(out);
     }
-    for (uint32_t k = 0; fds && k < ix.count; k++)
-        if (fds[k] >= 0)
-            close(fds[k]);
-    if (mfd >= 0)
-        close(mfd);
+    if (fds)
+        close_all(&ix, fds, mfd);
     free(fds), free(got), free(crc), free(buf);
     tagg_sf_index_free(&ix);
     return rc;
 }
 
-/* Serial drain of a format 2 file (see the top of this file). */
+/* Serial drain of a node-local file (see the top of this file). */
 static int drain(const char *in)
 {
-    tagg_sf_index_t ix, nx;
-    char            err[1024], *mp = NULL, **out = NULL;
-    int             rc = 1, mfd = -1;
+    tagg_sf_index_t   ix, nx;
+    tagg_sf_stripe_t *st = NULL;
+    uint64_t          nst = 0;
+    char              err[1024], *mp = NULL, **out = NULL;
+    int               rc = 1, mfd = -1;
     memset(&nx, 0, sizeof nx);
     if (load(in, &ix) < 0)
         return 1;
@@ -290,41 +401,52 @@ static int drain(const char *in)
         goto done;
     }
     if (!ix.closed) {
-        fprintf(stderr, "%s: %s was not closed (its index says a writer has it open); not draining\n", prog, in);
+        fprintf(stderr, "%s: %s was not closed (its index says 'state open'); not draining\n", prog, in);
         goto done;
     }
-    if (!(mp = tagg_sf_subfile_path(in, ix.meta.name)) || !(out = calloc(ix.count, sizeof *out)) ||
+    if (!(mp = tagg_sf_path_meta(in)) || !(out = calloc(ix.count, sizeof *out)) ||
         tagg_sf_index_init(&nx, ix.stripe, ix.count) < 0) {
         fprintf(stderr, "%s: out of memory\n", prog);
         goto done;
     }
-    if ((mfd = open(mp, O_RDONLY)) < 0) {
-        fprintf(stderr, "%s: MISSING metadata file '%s': %s\n", prog, mp, strerror(errno));
+    if ((mfd = tagg_sf_open(mp, O_RDONLY, err, sizeof err)) < 0) {
+        fprintf(stderr, "%s: MISSING metadata file: %s\n", prog, err);
         goto done;
+    }
+    if (ix.version < TAGG_SF_VERSION_3) {
+        uint64_t    c;
+        struct stat sb;
+        if (fstat(mfd, &sb) < 0 || (uint64_t)sb.st_size != ix.meta.size || whole_crc(mfd, ix.meta.size, &c) < 0 ||
+            c != ix.meta.crc) {
+            fprintf(stderr, "%s: CHECKSUM MISMATCH metadata file of %s\n", prog, in);
+            goto done;
+        }
     }
     nx.closed       = 1;
     nx.logical_size = ix.logical_size;
     for (uint32_t k = 0; k < ix.count; k++) {
-        if (!(nx.sub[k].name = tagg_sf_default_name(in, k, ix.count)) || !(out[k] = tagg_sf_subfile_path(in, nx.sub[k].name))) {
+        if (!(nx.sub[k].name = tagg_sf_default_name(in, k, ix.count)) || !(out[k] = tagg_sf_path_beside(in, k, ix.count))) {
             fprintf(stderr, "%s: out of memory\n", prog);
             goto undo;
         }
-        if (tagg_sf_drain_one(in, &ix, k, mfd, out[k], &nx.sub[k].size, &nx.sub[k].crc, err, sizeof err) < 0) {
+        if (tagg_sf_drain_one(in, &ix, k, mfd, out[k], &nx.sub[k].size, &st, &nst, err, sizeof err) < 0) {
             fprintf(stderr, "%s: %s\n", prog, err);
             goto undo;
         }
     }
+    tagg_sf_stripes_sort(st, nst);
+    nx.st = st, nx.nst = nst, st = NULL;
     if (tagg_sf_index_write(in, &nx, 1, err, sizeof err) < 0) {
         fprintf(stderr, "%s: %s\n", prog, err);
         goto undo;
     }
     for (uint32_t k = 0; k < ix.count; k++) {
-        char *p = tagg_sf_subfile_path(in, ix.sub[k].name);
-        if (p && unlink(p) < 0)
-            fprintf(stderr, "%s: warning: cannot remove node-local subfile '%s': %s\n", prog, p, strerror(errno));
+        char *p = tagg_sf_path_of(in, &ix, k);
+        if (p && tagg_sf_remove(p, err, sizeof err) < 0)
+            fprintf(stderr, "%s: warning: %s\n", prog, err);
         free(p);
     }
-    unlink(mp);
+    tagg_sf_remove(mp, NULL, 0);
     printf("%s: %s: drained %" PRIu32 " node-local subfiles beside it (%" PRIu64 " bytes of HDF5 data)\n", prog, in,
            ix.count, ix.logical_size);
     rc = 0;
@@ -332,13 +454,13 @@ static int drain(const char *in)
 undo: /* the node-local file stays as it was */
     for (uint32_t k = 0; k < ix.count; k++)
         if (out && out[k])
-            unlink(out[k]);
+            tagg_sf_remove(out[k], NULL, 0);
 done:
     for (uint32_t k = 0; out && k < ix.count; k++)
         free(out[k]);
     if (mfd >= 0)
         close(mfd);
-    free(out), free(mp);
+    free(out), free(mp), free(st);
     tagg_sf_index_free(&nx);
     tagg_sf_index_free(&ix);
     return rc;

@@ -50,6 +50,20 @@ INHERENT = {
         "writes the user block with Python's open() at the path's first 512 bytes; in the subfiles "
         "layout those bytes are the index, the file's byte 0 lives in a subfile",
     ),
+    **{
+        f"tests.test_vds.test_highlevel_vds.{cls}::{name}": (
+            ("subfiles",),
+            "renamed with it",
+            f"{how} the file's path with Python (the path alone): a subfiled file is several files, and "
+            "tagg refuses an index that names another file's subfiles (data-safety rule of format 3: two "
+            "indexes sharing subfiles would overwrite each other)",
+        )
+        for cls, name, how in (
+            ("RelativeLinkTestCase", "test_relative_vds", "renames (os.rename)"),
+            ("RelativeLinkBuildVDSTestCase", "test_relative_vds", "renames (os.rename)"),
+            ("VDSUnlimitedTestCase", "test_unlimited_axis", "copies (shutil.copyfile)"),
+        )
+    },
     "tests.test_file::test_reproducible_file": (
         ("subfiles",),
         "sha256",

@@ -44,7 +44,32 @@ typedef struct {
      * external links, h5py reopening): the canonical path. Not the inode: a
      * subfiled file's index is replaced by rename while the file is open. */
     char *canon;
+    struct held_file *held; /* one-process files: the tagg file this H5FD_t shares (see held_find) */
 } tagg_vfd_t;
+
+/* The one-process files this process has open, by canonical path. HDF5 opens
+ * a file that may already be open (VDS sources, external links, h5py reopening
+ * a file it writes) by opening it in the driver and then comparing (cmp) with
+ * the files it has; only then does it close the new one again. A second open
+ * of the same file here would open the store twice, which the subfiles layout
+ * refuses for a file being written. So a second open of a held file shares its
+ * tagg file instead (no store open, no I/O); the tagg file closes with the last
+ * H5FD_t that shares it. Files of several processes are not shared this way. */
+typedef struct held_file {
+    char             *canon;
+    tagg_file_t      *tf;
+    int               refs;
+    struct held_file *next;
+} held_file_t;
+static held_file_t *held_files = NULL;
+
+static held_file_t *held_find(const char *canon)
+{
+    for (held_file_t *h = held_files; h; h = h->next)
+        if (!strcmp(h->canon, canon))
+            return h;
+    return NULL;
+}
 
 static int mpi_self_initialized = 0;
 
@@ -185,6 +210,7 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
     MPI_Comm      comm = MPI_COMM_NULL;
     MPI_Info      info = MPI_INFO_NULL;
     int           have_cfg = 0;
+    char         *canon    = NULL;
     (void)maxaddr;
 
     if (!name || !*name) {
@@ -194,6 +220,22 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
     if (ensure_mpi() < 0 || fapl_mpi(fapl, &comm, &info) < 0)
         goto fail;
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int nprocs = 0;
+    MPI_Comm_size(comm, &nprocs);
+    canon = realpath(name, NULL); /* NULL (no such file yet): cmp falls back to the name as given */
+    held_file_t *h = nprocs == 1 && canon ? held_find(canon) : NULL;
+    if (h) {
+        if (!(file = calloc(1, sizeof *file))) {
+            TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+            goto fail;
+        }
+        h->refs++;
+        file->tf = h->tf, file->held = h, file->canon = canon, file->atomic_fh = MPI_FILE_NULL;
+        MPI_Comm_free(&comm);
+        if (info != MPI_INFO_NULL)
+            MPI_Info_free(&info);
+        return &file->pub;
+    }
     if (build_config(fapl, comm, &cfg) < 0)
         goto fail;
     have_cfg = 1;
@@ -222,13 +264,22 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
         free(file);
         goto fail;
     }
-    file->canon = realpath(name, NULL); /* NULL: cmp falls back to the name as given */
+    if (!canon && (tflags & TAGG_OPEN_CREAT))
+        canon = realpath(name, NULL); /* created just now */
+    file->canon = canon;
+    if (nprocs == 1 && canon && (h = calloc(1, sizeof *h)) && (h->canon = strdup(canon))) {
+        h->tf = tf, h->refs = 1, h->next = held_files;
+        held_files = file->held = h;
+    }
+    else if (h)
+        free(h); /* out of memory: the file is simply not shared */
     tagg_config_clear(&cfg);
     MPI_Comm_free(&comm);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     return &file->pub;
 fail:
+    free(canon);
     if (have_cfg)
         tagg_config_clear(&cfg);
     if (comm != MPI_COMM_NULL)
@@ -243,7 +294,22 @@ static herr_t tagg_close(H5FD_t *_file)
     tagg_vfd_t *file = (tagg_vfd_t *)_file;
     if (file->atomic_fh != MPI_FILE_NULL)
         MPI_File_close(&file->atomic_fh);
-    int rc = tagg_file_close(file->tf);
+    int          rc = 0;
+    held_file_t *h  = file->held;
+    if (h && --h->refs > 0) {
+        /* another H5FD_t still shares the tagg file */
+    }
+    else {
+        if (h) {
+            held_file_t **pp = &held_files;
+            while (*pp != h)
+                pp = &(*pp)->next;
+            *pp = h->next;
+            free(h->canon);
+            free(h);
+        }
+        rc = tagg_file_close(file->tf);
+    }
     free(file->canon);
     free(file);
     return rc < 0 ? -1 : 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tagg set-up: installs what is missing (system packages, parallel HDF5 1.14.5,
-# a Python venv with mpi4py + parallel h5py + pytest), then configures and builds tagg.
+# a Python venv with mpi4py + parallel h5py + pytest, and with TAGG_NETCDF=1
+# netCDF-C with parallel netCDF-4 on that HDF5), then configures and builds tagg.
 # Idempotent: every step checks a stamp or probe first and does nothing when done.
 #
 #   scripts/setup.sh            set up and build
@@ -8,12 +9,14 @@
 #
 # Variables: TAGG_CACHE (default ~/.cache/tagg), HDF5_ROOT (an existing parallel
 # HDF5 >= 1.14; else h5pcc on PATH; else built from Debian's source package),
-# TAGG_BUILD_DIR (default <repo>/build), TAGG_SANITIZE=1 (ASan+UBSan build in build-asan).
+# TAGG_BUILD_DIR (default <repo>/build), TAGG_SANITIZE=1 (ASan+UBSan build in build-asan),
+# TAGG_NETCDF=1 (also build netCDF-C for the netCDF tests; scripts/tagg.sh test sets it).
 set -Eeuo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TAGG_CACHE=${TAGG_CACHE:-$HOME/.cache/tagg}
 HDF5_VERSION=1.14.5
+NETCDF_VERSION=4.9.3
 PYTAG=$(python3 -c 'import sys; print("py%d.%d" % sys.version_info[:2])')
 STEP="start"
 LOG_DIR="$TAGG_CACHE/logs"
@@ -122,12 +125,15 @@ step_hdf5() {
 
 # ---------------------------------------------------------------- Python
 step_venv() {
-  step python "venv with mpi4py, parallel h5py ($HDF5_ROOT), numpy, pytest"
+  step python "venv with mpi4py, parallel h5py ($HDF5_ROOT), numpy, pytest, pytest-mpi"
   VENV="$TAGG_CACHE/venv-$PYTAG-hdf5-$(echo "$HDF5_ROOT" | cksum | cut -d' ' -f1)"
-  if [ -f "$VENV/.tagg-stamp" ]; then echo "    cached at $VENV"; return; fi
+  # pytest-mpi (h5py's MPI tests) came later: a venv stamped before it gets it added
+  if [ -f "$VENV/.tagg-stamp" ] && "$VENV/bin/python" -c "import pytest_mpi" 2>/dev/null; then
+    echo "    cached at $VENV"; return
+  fi
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV" || die "python3 -m venv failed" "install python3-venv"
   local pip="$VENV/bin/pip"
-  run_logged pip-base "$pip" install --disable-pip-version-check "setuptools>=77" "Cython>=3" pkgconfig numpy pytest wheel
+  run_logged pip-base "$pip" install --disable-pip-version-check "setuptools>=77" "Cython>=3" pkgconfig numpy pytest pytest-mpi wheel
   # Debian's MPICH lacks the libmpi.so.12 name the mpi4py wheel wants: build from source.
   # Low optimisation keeps the compiler's memory in bounds (one -O3 -g process grew past 21 GB).
   if ! "$VENV/bin/python" -c "import mpi4py" 2>/dev/null; then
@@ -144,15 +150,73 @@ step_venv() {
   touch "$VENV/.tagg-stamp"
 }
 
+# ---------------------------------------------------------------- netCDF (TAGG_NETCDF=1)
+# netCDF-C from Debian's trixie source package, parallel netCDF-4 on the HDF5
+# above, for the tests that check netCDF users (tests/netcdf). Only the
+# library: no DAP, NCZarr, plugins, utilities or tests (under a minute).
+NETCDF_PKGS="libcurl4-openssl-dev libxml2-dev"
+step_netcdf() {
+  NETCDF_ROOT=""
+  [ "${TAGG_NETCDF:-0}" = 1 ] || return 0
+  NETCDF_ROOT="$TAGG_CACHE/netcdf-$NETCDF_VERSION-$(echo "$HDF5_ROOT" | cksum | cut -d' ' -f1)"
+  step netcdf "netCDF-C $NETCDF_VERSION with parallel netCDF-4 ($HDF5_ROOT)"
+  if [ -f "$NETCDF_ROOT/.tagg-stamp" ] && [ -f "$NETCDF_ROOT/include/netcdf_par.h" ]; then
+    echo "    cached at $NETCDF_ROOT"; return
+  fi
+  local missing="" SUDO=""
+  for p in $NETCDF_PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+  done
+  if [ -n "$missing" ]; then
+    echo "    missing:$missing"
+    if [ "$(id -u)" != 0 ]; then
+      command -v sudo >/dev/null || die "packages missing:$missing" "ask an administrator to run: apt-get install -y$missing"
+      SUDO=sudo
+    fi
+    run_logged apt-update $SUDO apt-get update
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive run_logged apt-install-netcdf $SUDO apt-get install -y --no-install-recommends $missing
+  fi
+  local src="$TAGG_CACHE/src"
+  mkdir -p "$src"
+  local tarball; tarball=$(ls "$src"/netcdf_${NETCDF_VERSION}*.orig.tar.* 2>/dev/null | head -n1 || true)
+  if [ -z "$tarball" ]; then
+    [ -f /etc/apt/sources.list.d/tagg-trixie-src.sources ] \
+      || die "no trixie deb-src entry (the hdf5 step writes it when it builds HDF5)" "download netcdf-c-$NETCDF_VERSION's source as $src/netcdf_$NETCDF_VERSION.orig.tar.gz"
+    echo "    fetching the source package netcdf/trixie"
+    run_logged apt-update-src apt-get update
+    (cd "$src" && run_logged netcdf-source apt-get source --download-only --tar-only netcdf/trixie)
+    tarball=$(ls "$src"/netcdf_${NETCDF_VERSION}*.orig.tar.* 2>/dev/null | head -n1 || true)
+    [ -n "$tarball" ] || die "apt-get source gave no netcdf_${NETCDF_VERSION} tarball" "check $LOG_DIR/netcdf-source.log"
+  fi
+  rm -rf "$src/netcdf-build" "$src/netcdf-tree"; mkdir -p "$src/netcdf-tree"
+  tar -xf "$tarball" -C "$src/netcdf-tree" --strip-components=1
+  echo "    building netCDF-C $NETCDF_VERSION (under a minute on 2 cores)"
+  CC=mpicc run_logged netcdf-configure cmake -S "$src/netcdf-tree" -B "$src/netcdf-build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DHDF5_ROOT="$HDF5_ROOT" -DCMAKE_PREFIX_PATH="$HDF5_ROOT" \
+    -DNETCDF_ENABLE_PARALLEL4=ON -DNETCDF_ENABLE_DAP=OFF -DNETCDF_ENABLE_BYTERANGE=OFF \
+    -DNETCDF_ENABLE_NCZARR=OFF -DNETCDF_ENABLE_TESTS=OFF -DNETCDF_ENABLE_PLUGINS=OFF \
+    -DNETCDF_ENABLE_EXAMPLES=OFF -DNETCDF_BUILD_UTILITIES=OFF -DNETCDF_ENABLE_DOXYGEN=OFF \
+    -DCMAKE_INSTALL_RPATH="$HDF5_ROOT/lib" -DCMAKE_INSTALL_PREFIX="$NETCDF_ROOT"
+  run_logged netcdf-build ninja -C "$src/netcdf-build" install
+  grep -q '#define NC_HAS_PARALLEL4 1' "$NETCDF_ROOT/include/netcdf_meta.h" 2>/dev/null \
+    || die "netCDF installed in $NETCDF_ROOT without parallel netCDF-4" "read $LOG_DIR/netcdf-configure.log; remove $NETCDF_ROOT and retry"
+  touch "$NETCDF_ROOT/.tagg-stamp"
+  rm -rf "$src/netcdf-build" "$src/netcdf-tree"
+}
+
 # ---------------------------------------------------------------- tagg
 step_build() {
   BUILD=${TAGG_BUILD_DIR:-$REPO/build}
   local extra=()
   if [ "${TAGG_SANITIZE:-0}" = 1 ]; then BUILD=${TAGG_BUILD_DIR:-$REPO/build-asan}; extra+=(-DTAGG_SANITIZE=ON); fi
   step build "configure and build tagg in $BUILD"
+  [ -n "$NETCDF_ROOT" ] && extra+=(-DTAGG_NETCDF_ROOT="$NETCDF_ROOT")
   if [ ! -f "$BUILD/build.ninja" ]; then
     run_logged tagg-configure cmake -S "$REPO" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DHDF5_ROOT="$HDF5_ROOT" -DTAGG_PYTHON="$VENV/bin/python" "${extra[@]}"
+  elif [ -n "$NETCDF_ROOT" ] && ! grep -qx "TAGG_NETCDF_ROOT:PATH=$NETCDF_ROOT" "$BUILD/CMakeCache.txt"; then
+    run_logged tagg-configure cmake -S "$REPO" -B "$BUILD" -DTAGG_NETCDF_ROOT="$NETCDF_ROOT"
   fi
   run_logged tagg-build cmake --build "$BUILD"
   echo "    built: $BUILD"
@@ -164,6 +228,7 @@ write_env() {
 HDF5_ROOT="$HDF5_ROOT"
 VENV="$VENV"
 BUILD="$BUILD"
+NETCDF_ROOT="$NETCDF_ROOT"
 ENV
 }
 
@@ -171,6 +236,7 @@ main() {
   step_packages
   step_hdf5
   step_venv
+  step_netcdf
   step_build
   write_env
   STEP=done; echo "==> set-up complete (HDF5 $HDF5_ROOT, venv $VENV, build $BUILD)"

@@ -15,6 +15,8 @@ case "$cmd" in
   *) echo "usage: scripts/tagg.sh demo|test|env" >&2; exit 2 ;;
 esac
 
+# The test suite also checks netCDF users: build netCDF-C for it.
+if [ "$cmd" = test ]; then export TAGG_NETCDF=1; fi
 if [ "$cmd" = env ]; then
   # only the export lines go to stdout (eval "$(scripts/tagg.sh env)"); set-up progress to stderr
   "$REPO/scripts/setup.sh" >&2

@@ -6,9 +6,11 @@
 #include "io.h"
 #include "subfile_index.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Registries, indexed by the config's enums. */
@@ -32,6 +34,23 @@ static int probe_layout(const char *path)
         return -1;
     int probe = tagg_sf_probe(path, NULL, 0);
     return probe < 0 ? -1 : probe ? TAGG_LAYOUT_SUBFILES : TAGG_LAYOUT_SHARED;
+}
+
+/* Local (rank 0): the POSIX errno an open with these flags meets before any
+ * layout is involved, 0 when none: ENOENT for an absent file without CREAT,
+ * EEXIST for an existing one with CREAT|EXCL. The same for both layouts (the
+ * path a user names exists exactly when the file does). */
+static int open_precondition(const char *path, unsigned flags)
+{
+    struct stat sb;
+    int         exists = stat(path, &sb) == 0;
+    if (!exists && errno != ENOENT)
+        return 0; /* another reason: the store's open says it */
+    if (!exists && !(flags & TAGG_OPEN_CREAT))
+        return ENOENT;
+    if (exists && (flags & TAGG_OPEN_CREAT) && (flags & TAGG_OPEN_EXCL))
+        return EEXIST;
+    return 0;
 }
 
 static int detect_layout(const char *path, MPI_Comm comm, int configured)
@@ -177,16 +196,26 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
     /* One reduction settles the set-up: whether every rank is ready (max of
      * failing rank + 1), and, without TRUNC, the layout rank 0 found in an
      * existing file (a property of the file, not of the configuration). */
-    int64_t in[2] = {rc < 0 ? f->rank + 1 : 0, 0}, out[2];
+    int64_t in[3] = {rc < 0 ? f->rank + 1 : 0, 0, 0}, out[3];
     if (!(flags & TAGG_OPEN_TRUNC) && f->rank == 0 && rc == 0)
         in[1] = probe_layout(path) + 1; /* 0: absent or unreadable */
-    if ((code = MPI_Allreduce(in, out, 2, MPI_INT64_T, MPI_MAX, f->comm)) != MPI_SUCCESS) {
+    if (f->rank == 0 && rc == 0)
+        in[2] = open_precondition(path, flags);
+    if ((code = MPI_Allreduce(in, out, 3, MPI_INT64_T, MPI_MAX, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (tagg open)", code);
         out[0] = f->rank + 1;
     }
     if (out[0]) {
         if (rc == 0 && code == MPI_SUCCESS)
             TAGG_ERR(TAGG_E_IO, "tagg open (set-up) failed on rank %d (see that rank's error stack)", (int)out[0] - 1);
+        file_free(f);
+        return NULL;
+    }
+    if (out[2]) {
+        /* the wording of HDF5's POSIX drivers, which applications parse (h5py
+         * raises FileNotFoundError / FileExistsError from "errno = N,") */
+        TAGG_ERR(TAGG_E_IO, "unable to open file: name = '%s', errno = %d, error message = '%s'", path,
+                 (int)out[2], strerror((int)out[2]));
         file_free(f);
         return NULL;
     }
@@ -369,8 +398,16 @@ int tagg_io_exec(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool colle
     return rc;
 }
 
+void tagg_file_set_atomic(tagg_file_t *f, int flag) { f->atomic = flag != 0; }
+
 int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
 {
+    if (f->async && f->atomic) {
+        /* atomic mode: what is staged lands first, this write goes straight through */
+        if (tagg_async_drain(f, collective) < 0)
+            return -1;
+        return tagg_io_exec(f, x, kind, collective, TAGG_WRITE, 0);
+    }
     if (f->async)
         return tagg_async_write(f, x, kind, collective);
     return tagg_io_exec(f, x, kind, collective, TAGG_WRITE, 0);

@@ -69,6 +69,7 @@ struct tagg_file {
     int                       async_fallback;  /* async=1 asked for, MPI lacks MPI_THREAD_MULTIPLE */
     int                       io_meta;         /* the request being moved is file metadata (set by tagg_io_*) */
     int                       size_everywhere; /* the store's get_size is local knowledge: every rank asks, max */
+    int                       atomic;          /* MPI atomic mode (H5Fset_mpi_atomicity): no write is staged */
 };
 
 /* HDF5-style open flags, translated by the caller (vfd) into these. */
@@ -89,6 +90,15 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size);
 int tagg_file_get_size(tagg_file_t *f, uint64_t *size);
 /* Collective: flush to storage. */
 int tagg_file_sync(tagg_file_t *f);
+/* MPI atomic mode (H5Fset_mpi_atomicity, h5py File.atomic). Local: the caller
+ * calls it on every rank (the HDF5 call is collective). In atomic mode a write
+ * has reached the file on every rank it touched before the call returns: writes
+ * staged by async=1 land first and no new write is staged; collective writes
+ * complete on their aggregators inside the call, as always. tagg keeps no
+ * client-side cache, so a read ordered after that write (by the application's
+ * own synchronisation) sees it, in both layouts. */
+void tagg_file_set_atomic(tagg_file_t *f, int flag);
+
 /* Collective: removes a file in the layout cfg names (H5Fdelete). */
 int tagg_file_delete(const char *path, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg);
 

@@ -1,6 +1,9 @@
 """Writes and reads numpy arrays of several dtypes and shapes with h5py, serial
-or parallel (under mpiexec, driver='mpio'), checks them, and checks that the
-file's driver is tagg and not MPI-IO. Exit code 0 when every check passed."""
+or parallel (under mpiexec, driver='mpio'), checks them, and checks the driver
+the application sees (tagg for HDF5_DRIVER=tagg; MPI-IO for driver='mpio', also
+when tagg's VOL connector redirected the file). Exit code 0 when every check
+passed; whether the file went through tagg is for the caller to check in
+tagg's summary."""
 import ctypes
 import ctypes.util
 import sys
@@ -73,9 +76,14 @@ def make(name, dtype, shape):
 
 
 kwargs = {"driver": "mpio", "comm": comm} if mode == "mpio" else {}
+# The driver the application sees: tagg for HDF5_DRIVER=tagg; for a file it
+# opened with MPI-IO, MPI-IO, also when the tagg VOL connector redirected it to
+# tagg underneath (that it went through tagg shows in tagg's summary, which the
+# callers check).
+expected_driver = (lambda: h5py.h5fd.MPIO) if mode == "mpio" else tagg_driver_id
 with h5py.File(path, "w", **kwargs) as f:
-    check(f.id.get_access_plist().get_driver() != h5py.h5fd.MPIO, "file driver is MPI-IO, not tagg")
-    check(f.id.get_access_plist().get_driver() == tagg_driver_id(), "file driver is not tagg")
+    check(f.id.get_access_plist().get_driver() == expected_driver(), "file driver is not the expected one")
+    check(f.driver == ("mpio" if mode == "mpio" else "unknown"), f"File.driver is {f.driver!r}")
     g = f.create_group("arrays")
     g.attrs["ranks"] = size
     for i, (name, (dtype, shape)) in enumerate(cases.items()):
@@ -94,7 +102,7 @@ with h5py.File(path, "w", **kwargs) as f:
     chunked[edges[rank]:edges[rank + 1]] = make("chunked_f8", np.float64, (size * 10, 12))[edges[rank]:edges[rank + 1]]
 
 with h5py.File(path, "r", **kwargs) as f:
-    check(f.id.get_access_plist().get_driver() == tagg_driver_id(), "reopened file driver is not tagg")
+    check(f.id.get_access_plist().get_driver() == expected_driver(), "reopened file driver is not the expected one")
     check(f["arrays"].attrs["ranks"] == size, "attribute differs")
     for name, (dtype, shape) in cases.items():
         got = f["arrays"][name][...]

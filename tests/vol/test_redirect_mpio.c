@@ -2,13 +2,16 @@
  *
  * The program is written like an ordinary parallel HDF5 application: it calls
  * H5Pset_fapl_mpio itself. Run with HDF5_VOL_CONNECTOR naming tagg, it checks
- * that the file ended up on the tagg VFD (not MPI-IO), with the application's
- * communicator, and that data written collectively and independently by
- * per-rank hyperslabs reads back, before and after reopening. */
+ * that the file still looks like an MPI-IO file to it (driver, communicator),
+ * that MPI atomicity can be switched, that data written collectively and
+ * independently by per-rank hyperslabs reads back, before and after reopening,
+ * and that H5Fis_accessible and H5Fdelete with its list see the file tagg
+ * wrote (with layout=subfiles: delete removes every subfile). */
 #include "check.h"
 
 #include <H5VLconnector_passthru.h>
 #include <hdf5.h>
+#include <dirent.h>
 #include <mpi.h>
 #include <string.h>
 
@@ -19,37 +22,23 @@ int check_failures = 0;
 
 static int rank, nprocs;
 
-/* The driver id HDF5 gives the tagg VFD (loaded as a plugin on a scratch list). */
-static hid_t tagg_driver_id(void)
-{
-    hid_t scratch = H5Pcreate(H5P_FILE_ACCESS);
-    hid_t id      = H5I_INVALID_HID;
-    if (H5Pset_driver_by_name(scratch, "tagg", NULL) >= 0)
-        id = H5Pget_driver(scratch);
-    H5Pclose(scratch);
-    return id;
-}
-
-/* The file must sit on the tagg VFD with our communicator. */
-static void expect_tagg_driver(hid_t file, const char *when)
+/* What the application sees of a redirected file: the driver it asked for,
+ * MPI-IO, on its communicator (H5Fget_access_plist, H5Pget_driver,
+ * H5Pget_fapl_mpio). That the data went through tagg shows in tagg's summary
+ * (the ctest checks it) and in what delete removes (below). */
+static void expect_mpio_view(hid_t file, const char *when)
 {
     hid_t fapl = H5Fget_access_plist(file);
     REQUIRE(fapl >= 0);
     hid_t drv = H5Pget_driver(fapl);
-    if (drv == H5FD_MPIO) {
-        fprintf(stderr, "rank %d, %s: the file is still on the MPI-IO driver\n", rank, when);
-        check_failures++;
-    }
-    hid_t tagg = tagg_driver_id();
-    CHECK(tagg >= 0);
-    if (drv != tagg) {
-        fprintf(stderr, "rank %d, %s: the file's driver (%lld) is not the tagg VFD (%lld)\n", rank, when,
-                (long long)drv, (long long)tagg);
+    if (drv != H5FD_MPIO) {
+        fprintf(stderr, "rank %d, %s: the file's access list names driver %lld, not MPI-IO\n", rank, when,
+                (long long)drv);
         check_failures++;
     }
     MPI_Comm comm = MPI_COMM_NULL;
     MPI_Info info = MPI_INFO_NULL;
-    CHECK(H5Pget_mpi_params(fapl, &comm, &info) >= 0);
+    CHECK(H5Pget_fapl_mpio(fapl, &comm, &info) >= 0);
     if (comm != MPI_COMM_NULL) {
         int result = MPI_UNEQUAL;
         MPI_Comm_compare(comm, MPI_COMM_WORLD, &result);
@@ -61,6 +50,35 @@ static void expect_tagg_driver(hid_t file, const char *when)
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     H5Pclose(fapl);
+}
+
+/* MPI atomicity (H5Fset/get_mpi_atomicity): off at open, then on, then off. */
+static void check_atomicity(hid_t f)
+{
+    hbool_t flag = 1;
+    CHECK(H5Fget_mpi_atomicity(f, &flag) >= 0 && !flag);
+    CHECK(H5Fset_mpi_atomicity(f, 1) >= 0);
+    CHECK(H5Fget_mpi_atomicity(f, &flag) >= 0 && flag);
+    CHECK(H5Fset_mpi_atomicity(f, 0) >= 0);
+    CHECK(H5Fget_mpi_atomicity(f, &flag) >= 0 && !flag);
+}
+
+/* Rank 0: how many directory entries start with the file's name (the file and,
+ * in the subfiles layout, its subfiles). */
+static int entries_named(const char *fn)
+{
+    const char *slash = strrchr(fn, '/');
+    char        dir[4096];
+    const char *base = slash ? slash + 1 : fn;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - fn) : 1, slash ? fn : ".");
+    DIR *d = opendir(dir);
+    REQUIRE(d);
+    int            n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strncmp(e->d_name, base, strlen(base)) == 0;
+    closedir(d);
+    return n;
 }
 
 static int value(int row, int col, int which)
@@ -157,7 +175,8 @@ int main(int argc, char **argv)
 
     hid_t f = H5Fcreate(fn, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     REQUIRE(f >= 0);
-    expect_tagg_driver(f, "after H5Fcreate");
+    expect_mpio_view(f, "after H5Fcreate");
+    check_atomicity(f);
     write_data(f);
     /* Other ranks' independent writes are visible only after a sync and a
      * barrier (MPI-IO consistency): flush is collective and syncs the file. */
@@ -168,9 +187,23 @@ int main(int argc, char **argv)
 
     f = H5Fopen(fn, H5F_ACC_RDONLY, fapl);
     REQUIRE(f >= 0);
-    expect_tagg_driver(f, "after H5Fopen");
+    expect_mpio_view(f, "after H5Fopen");
     check_data(f);
     CHECK(H5Fclose(f) >= 0);
+
+    /* H5Fis_accessible and H5Fdelete with the MPI-IO list reach tagg too: the
+     * file is recognised, and delete removes it with all its parts. */
+    CHECK(H5Fis_accessible(fn, fapl) > 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK(entries_named(fn) >= 1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(H5Fdelete(fn, fapl) >= 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0 && entries_named(fn) != 0) {
+        fprintf(stderr, "rank 0: after H5Fdelete, %d entries named %s* remain\n", entries_named(fn), fn);
+        check_failures++;
+    }
     H5Pclose(fapl);
 
     int failures = 0;

@@ -1,10 +1,15 @@
 /* The tagg virtual file driver (HDF5 plugin: HDF5_DRIVER=tagg).
  *
- * A parallel driver (H5FD_FEAT_HAS_MPI), so HDF5 takes its parallel paths:
- * collective metadata, selection I/O for collective raw data, early space
- * allocation. The driver only adapts: every read and write becomes a list of
- * extents handed to the aggregation layer's entry point (core/src/io.h),
- * together with whether HDF5 made the call collectively. */
+ * For a file whose communicator has several processes, a parallel driver
+ * (H5FD_FEAT_HAS_MPI), so HDF5 takes its parallel paths: collective metadata,
+ * selection I/O for collective raw data, early space allocation. For a file of
+ * one process (serial h5py, a program without mpiexec, a one-rank job) it
+ * reports the feature flags of a serial driver, so HDF5 stays in its serial mode
+ * (variable-length writes, SWMR, page buffering, H5Oflush, VDS reads) while the
+ * data still goes through tagg. The driver only adapts: every read and write
+ * becomes a list of extents handed to the aggregation layer's entry point
+ * (core/src/io.h), together with whether HDF5 made the call collectively. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "tagg_vfd.h"
 
 #include "config.h"
@@ -19,17 +24,52 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 typedef struct {
-    H5FD_t       pub; /* must be first: HDF5 owns it */
+    H5FD_t pub; /* must be first: HDF5 owns it */
+    /* Must come second. H5Fset_mpi_atomicity / H5Fget_mpi_atomicity on a file
+     * with H5FD_FEAT_HAS_MPI reach HDF5's MPI-IO driver code, which reads the
+     * MPI file handle right after `pub` (H5FD_mpio_t in HDF5 1.14). For a
+     * multi-process file this is a real handle, opened on /dev/null with the
+     * file's communicator: it holds the atomicity flag HDF5 sets and reads, and
+     * the driver hands the flag to tagg before every transfer (atomic_sync).
+     * MPI_FILE_NULL for a one-process file (HDF5 then refuses atomicity, as
+     * with sec2, before touching it). */
+    MPI_File     atomic_fh;
+    int          atomic_seen; /* the flag last read from atomic_fh */
     tagg_file_t *tf;
     haddr_t      eoa;      /* end of address space HDF5 allocated */
     haddr_t      last_eoa; /* eoa at the last truncate */
-    dev_t        dev;      /* identity for cmp (same file opened twice) */
-    ino_t        ino;
-    int          have_id;
+    /* Identity for cmp (HDF5 opening a file that is already open: VDS sources,
+     * external links, h5py reopening): the canonical path. Not the inode: a
+     * subfiled file's index is replaced by rename while the file is open. */
+    char *canon;
+    struct held_file *held; /* one-process files: the tagg file this H5FD_t shares (see held_find) */
 } tagg_vfd_t;
+
+/* The one-process files this process has open, by canonical path. HDF5 opens
+ * a file that may already be open (VDS sources, external links, h5py reopening
+ * a file it writes) by opening it in the driver and then comparing (cmp) with
+ * the files it has; only then does it close the new one again. A second open
+ * of the same file here would open the store twice, which the subfiles layout
+ * refuses for a file being written. So a second open of a held file shares its
+ * tagg file instead (no store open, no I/O); the tagg file closes with the last
+ * H5FD_t that shares it. Files of several processes are not shared this way. */
+typedef struct held_file {
+    char             *canon;
+    tagg_file_t      *tf;
+    int               refs;
+    struct held_file *next;
+} held_file_t;
+static held_file_t *held_files = NULL;
+
+static held_file_t *held_find(const char *canon)
+{
+    for (held_file_t *h = held_files; h; h = h->next)
+        if (!strcmp(h->canon, canon))
+            return h;
+    return NULL;
+}
 
 static int mpi_self_initialized = 0;
 
@@ -127,6 +167,38 @@ static int build_config(hid_t fapl, MPI_Comm comm, tagg_config_t *cfg)
     return rc;
 }
 
+/* The stand-in handle of a multi-process file (see atomic_fh). Collective;
+ * every rank agrees on the outcome. */
+static int atomic_open(tagg_vfd_t *file)
+{
+    if (file->tf->size == 1)
+        return 0;
+    int code = MPI_File_open(file->tf->comm, "/dev/null", MPI_MODE_RDONLY, MPI_INFO_NULL, &file->atomic_fh);
+    if (code != MPI_SUCCESS)
+        file->atomic_fh = MPI_FILE_NULL;
+    if (tagg_agree(file->tf->comm, code == MPI_SUCCESS ? 0 : -1,
+                   "opening the MPI atomicity stand-in handle on /dev/null") < 0) {
+        if (file->atomic_fh != MPI_FILE_NULL)
+            MPI_File_close(&file->atomic_fh);
+        return -1;
+    }
+    return 0;
+}
+
+/* Hands a change of the atomicity flag HDF5 set on the stand-in handle to tagg
+ * (a local call: MPI_File_set_atomicity is collective, so every rank sees the
+ * same flag at its next transfer). */
+static void atomic_sync(tagg_vfd_t *file)
+{
+    int flag = 0;
+    if (file->atomic_fh == MPI_FILE_NULL || MPI_File_get_atomicity(file->atomic_fh, &flag) != MPI_SUCCESS)
+        return;
+    if (flag != file->atomic_seen) {
+        file->atomic_seen = flag;
+        tagg_file_set_atomic(file->tf, flag);
+    }
+}
+
 static tagg_kind_t kind_of(H5FD_mem_t type) { return type == H5FD_MEM_DRAW ? TAGG_RAW : TAGG_META; }
 
 /* ---------------------------------------------------------------- open / close */
@@ -138,6 +210,7 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
     MPI_Comm      comm = MPI_COMM_NULL;
     MPI_Info      info = MPI_INFO_NULL;
     int           have_cfg = 0;
+    char         *canon    = NULL;
     (void)maxaddr;
 
     if (!name || !*name) {
@@ -147,6 +220,22 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
     if (ensure_mpi() < 0 || fapl_mpi(fapl, &comm, &info) < 0)
         goto fail;
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int nprocs = 0;
+    MPI_Comm_size(comm, &nprocs);
+    canon = realpath(name, NULL); /* NULL (no such file yet): cmp falls back to the name as given */
+    held_file_t *h = nprocs == 1 && canon ? held_find(canon) : NULL;
+    if (h) {
+        if (!(file = calloc(1, sizeof *file))) {
+            TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+            goto fail;
+        }
+        h->refs++;
+        file->tf = h->tf, file->held = h, file->canon = canon, file->atomic_fh = MPI_FILE_NULL;
+        MPI_Comm_free(&comm);
+        if (info != MPI_INFO_NULL)
+            MPI_Info_free(&info);
+        return &file->pub;
+    }
     if (build_config(fapl, comm, &cfg) < 0)
         goto fail;
     have_cfg = 1;
@@ -168,16 +257,29 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
         tagg_file_close(tf);
         goto fail;
     }
-    file->tf = tf;
-    struct stat sb;
-    if (stat(name, &sb) == 0)
-        file->dev = sb.st_dev, file->ino = sb.st_ino, file->have_id = 1;
+    file->tf        = tf;
+    file->atomic_fh = MPI_FILE_NULL;
+    if (atomic_open(file) < 0) {
+        tagg_file_close(tf);
+        free(file);
+        goto fail;
+    }
+    if (!canon && (tflags & TAGG_OPEN_CREAT))
+        canon = realpath(name, NULL); /* created just now */
+    file->canon = canon;
+    if (nprocs == 1 && canon && (h = calloc(1, sizeof *h)) && (h->canon = strdup(canon))) {
+        h->tf = tf, h->refs = 1, h->next = held_files;
+        held_files = file->held = h;
+    }
+    else if (h)
+        free(h); /* out of memory: the file is simply not shared */
     tagg_config_clear(&cfg);
     MPI_Comm_free(&comm);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     return &file->pub;
 fail:
+    free(canon);
     if (have_cfg)
         tagg_config_clear(&cfg);
     if (comm != MPI_COMM_NULL)
@@ -190,7 +292,25 @@ fail:
 static herr_t tagg_close(H5FD_t *_file)
 {
     tagg_vfd_t *file = (tagg_vfd_t *)_file;
-    int         rc   = tagg_file_close(file->tf);
+    if (file->atomic_fh != MPI_FILE_NULL)
+        MPI_File_close(&file->atomic_fh);
+    int          rc = 0;
+    held_file_t *h  = file->held;
+    if (h && --h->refs > 0) {
+        /* another H5FD_t still shares the tagg file */
+    }
+    else {
+        if (h) {
+            held_file_t **pp = &held_files;
+            while (*pp != h)
+                pp = &(*pp)->next;
+            *pp = h->next;
+            free(h->canon);
+            free(h);
+        }
+        rc = tagg_file_close(file->tf);
+    }
+    free(file->canon);
     free(file);
     return rc < 0 ? -1 : 0;
 }
@@ -198,20 +318,28 @@ static herr_t tagg_close(H5FD_t *_file)
 static int tagg_cmp(const H5FD_t *a, const H5FD_t *b)
 {
     const tagg_vfd_t *f1 = (const tagg_vfd_t *)a, *f2 = (const tagg_vfd_t *)b;
-    if (f1->have_id && f2->have_id) {
-        if (f1->dev != f2->dev)
-            return f1->dev < f2->dev ? -1 : 1;
-        if (f1->ino != f2->ino)
-            return f1->ino < f2->ino ? -1 : 1;
-        return 0;
-    }
-    return strcmp(f1->tf->path, f2->tf->path);
+    return strcmp(f1->canon ? f1->canon : f1->tf->path, f2->canon ? f2->canon : f2->tf->path);
 }
 
-static herr_t tagg_query(const H5FD_t *file, unsigned long *flags)
+/* Feature flags. HDF5 asks once per open file (file != NULL) and decides its
+ * mode from that answer; the class-level question (file == NULL, asked before a
+ * file exists: H5FD_open's file-image check, H5Fopen's collective sanity
+ * barrier) gets the parallel answer, which is a superset of what those checks
+ * look at.
+ * - several processes: a parallel driver, as MPI-IO reports it;
+ * - one process: what sec2 reports, without H5FD_FEAT_POSIX_COMPAT_HANDLE (our
+ *   handle is tagg's file, not a POSIX descriptor). SWMR is honest here: tagg
+ *   keeps no client-side cache, a write reaches the file before the call
+ *   returns unless async=1 staging is on, and flush drains the staging. */
+static herr_t tagg_query(const H5FD_t *_file, unsigned long *flags)
 {
-    (void)file;
-    if (flags)
+    const tagg_vfd_t *file = (const tagg_vfd_t *)_file;
+    if (!flags)
+        return 0;
+    if (file && file->tf->size == 1)
+        *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE |
+                 H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_SUPPORTS_SWMR_IO | H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
+    else
         *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_HAS_MPI |
                  H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
     return 0;
@@ -250,8 +378,10 @@ static herr_t tagg_get_handle(H5FD_t *_file, hid_t fapl, void **handle)
 
 /* ---------------------------------------------------------------- data */
 
-static herr_t finish(tagg_file_t *tf, tagg_extents_t *x, tagg_kind_t kind, bool coll, tagg_dir_t dir, int rc)
+static herr_t finish(tagg_vfd_t *file, tagg_extents_t *x, tagg_kind_t kind, bool coll, tagg_dir_t dir, int rc)
 {
+    tagg_file_t *tf = file->tf;
+    atomic_sync(file);
     /* A rank whose request could not be described still joins a collective call
      * with nothing, so no rank waits; the agreement then fails every rank. */
     if (rc < 0) {
@@ -290,7 +420,7 @@ static herr_t plain_io(H5FD_t *_file, H5FD_mem_t type, haddr_t addr, size_t size
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         rc = -1;
     }
-    return finish(file->tf, &x, kind_of(type), coll, dir, rc);
+    return finish(file, &x, kind_of(type), coll, dir, rc);
 }
 
 static herr_t tagg_read(H5FD_t *f, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
@@ -339,7 +469,7 @@ static herr_t vector_io(H5FD_t *_file, uint32_t count, H5FD_mem_t types[], haddr
             rc = -1;
         }
     }
-    return finish(file->tf, &x, kind_of(kind_type), coll, dir, rc);
+    return finish(file, &x, kind_of(kind_type), coll, dir, rc);
 }
 
 static herr_t tagg_read_vector(H5FD_t *f, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
@@ -384,7 +514,7 @@ static herr_t selection_io(H5FD_t *_file, H5FD_mem_t type, size_t count, hid_t m
         }
         rc = tagg_extents_from_selection(&x, mem_spaces[i], file_spaces[i], offsets[i], esize, buf);
     }
-    return finish(file->tf, &x, kind_of(type), coll, dir, rc);
+    return finish(file, &x, kind_of(type), coll, dir, rc);
 }
 
 static herr_t tagg_read_selection(H5FD_t *f, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
@@ -409,8 +539,9 @@ static herr_t tagg_flush(H5FD_t *_file, hid_t dxpl, hbool_t closing)
 {
     tagg_vfd_t *file = (tagg_vfd_t *)_file;
     (void)dxpl;
-    /* At close, tagg_file_close syncs when configured to (fsync=1). */
-    if (closing)
+    /* At close, tagg_file_close syncs when configured to (fsync=1). A file
+     * open read-only has nothing to sync (SWMR readers flush on refresh). */
+    if (closing || !(file->tf->flags & TAGG_OPEN_RDWR))
         return 0;
     return tagg_file_sync(file->tf) < 0 ? -1 : 0;
 }
@@ -493,7 +624,11 @@ static const H5FD_class_t tagg_class = {
     .value           = TAGG_VFD_VALUE,
     .name            = TAGG_VFD_NAME,
     .maxaddr         = ((haddr_t)1 << 62) - 1, /* fits MPI_Offset */
-    .fc_degree       = H5F_CLOSE_SEMI,
+    /* Weak, as sec2: closing a file with objects still open closes it when the
+     * last one goes (h5py relies on it; VDS source files need it). Files the
+     * VOL connector redirects from MPI-IO get MPI-IO's semi on their access
+     * list (vol_file.c), so those programs see no change. */
+    .fc_degree       = H5F_CLOSE_WEAK,
     .terminate       = tagg_term,
     .sb_size         = NULL, /* no driver info in the superblock: plain HDF5 files */
     .sb_encode       = NULL,

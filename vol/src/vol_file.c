@@ -7,6 +7,9 @@
  * other driver (sec2, core, stdio, family, subfiling, ...) passes untouched. */
 #include "vol_internal.h"
 
+#include "io.h"
+
+#include <H5VLnative.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -33,13 +36,17 @@ static herr_t redirect_mpio(hid_t fapl_id, const char *cfg, bool *redirected)
     }
     /* HDF5 functions below clear the error stack on entry; note what failed
      * and push our message once everything is released. */
-    const char      *failed = NULL;
-    tagg_vol_quiet_t quiet;
+    const char        *failed = NULL;
+    H5F_close_degree_t degree = H5F_CLOSE_DEFAULT; /* MPI-IO's default is semi: keep it */
+    tagg_vol_quiet_t   quiet;
     tagg_vol_quiet_begin(&quiet);
     if (H5Pset_driver_by_name(fapl_id, TAGG_VOL_VFD_NAME, cfg) < 0)
         failed = "vfd";
     else if (H5Pset_mpi_params(fapl_id, comm, info) < 0)
         failed = "mpi";
+    else if (H5Pget_fclose_degree(fapl_id, &degree) < 0 ||
+             (degree == H5F_CLOSE_DEFAULT && H5Pset_fclose_degree(fapl_id, H5F_CLOSE_SEMI) < 0))
+        failed = "degree";
     tagg_vol_quiet_end(&quiet);
     if (comm != MPI_COMM_NULL)
         MPI_Comm_free(&comm);
@@ -55,7 +62,7 @@ static herr_t redirect_mpio(hid_t fapl_id, const char *cfg, bool *redirected)
         return -1;
     }
     if (failed) {
-        TAGG_VOL_ERR(TAGG_VOL_E_VFD, "cannot hand the MPI communicator to the tagg VFD");
+        TAGG_VOL_ERR(TAGG_VOL_E_VFD, "cannot hand the MPI communicator and close degree to the tagg VFD");
         return -1;
     }
     *redirected = true;
@@ -64,8 +71,9 @@ static herr_t redirect_mpio(hid_t fapl_id, const char *cfg, bool *redirected)
 
 /* The file-access list for the connector underneath: a copy of fapl_id with
  * that connector set and, for MPI-IO, the tagg VFD. *info_out receives our
- * info (the caller frees it). H5I_INVALID_HID with an error pushed on failure. */
-static hid_t file_fapl(hid_t fapl_id, tagg_vol_info_t **info_out)
+ * info (the caller frees it), *redirected whether MPI-IO was replaced.
+ * H5I_INVALID_HID with an error pushed on failure. */
+static hid_t file_fapl(hid_t fapl_id, tagg_vol_info_t **info_out, bool *redirected_out)
 {
     tagg_vol_info_t *info = tagg_vol_info_from_fapl(fapl_id);
     if (!info)
@@ -83,6 +91,8 @@ static hid_t file_fapl(hid_t fapl_id, tagg_vol_info_t **info_out)
         return H5I_INVALID_HID;
     }
     *info_out = info;
+    if (redirected_out)
+        *redirected_out = redirected;
     return under_fapl;
 }
 
@@ -99,11 +109,14 @@ void *tagg_vol_file_create(const char *name, unsigned flags, hid_t fcpl_id, hid_
                            void **req)
 {
     tagg_vol_info_t *info       = NULL;
-    hid_t            under_fapl = file_fapl(fapl_id, &info);
+    bool             redirected = false;
+    hid_t            under_fapl = file_fapl(fapl_id, &info, &redirected);
     if (under_fapl < 0)
         return NULL;
-    void *under = H5VLfile_create(name, flags, fcpl_id, under_fapl, dxpl_id, req);
-    void *file  = tagg_vol_wrap_result(under, info->under_id, req);
+    void           *under = H5VLfile_create(name, flags, fcpl_id, under_fapl, dxpl_id, req);
+    tagg_vol_obj_t *file  = tagg_vol_wrap_result(under, info->under_id, req);
+    if (file)
+        file->redirected = redirected;
     file_fapl_release(under_fapl, info);
     return file;
 }
@@ -111,25 +124,79 @@ void *tagg_vol_file_create(const char *name, unsigned flags, hid_t fcpl_id, hid_
 void *tagg_vol_file_open(const char *name, unsigned flags, hid_t fapl_id, hid_t dxpl_id, void **req)
 {
     tagg_vol_info_t *info       = NULL;
-    hid_t            under_fapl = file_fapl(fapl_id, &info);
+    bool             redirected = false;
+    hid_t            under_fapl = file_fapl(fapl_id, &info, &redirected);
     if (under_fapl < 0)
         return NULL;
-    void *under = H5VLfile_open(name, flags, under_fapl, dxpl_id, req);
-    void *file  = tagg_vol_wrap_result(under, info->under_id, req);
+    void           *under = H5VLfile_open(name, flags, under_fapl, dxpl_id, req);
+    tagg_vol_obj_t *file  = tagg_vol_wrap_result(under, info->under_id, req);
+    if (file)
+        file->redirected = redirected;
     file_fapl_release(under_fapl, info);
     return file;
 }
 
+/* The tagg file under a redirected file (the tagg VFD's handle), NULL with an
+ * error pushed when it cannot be had. */
+static tagg_file_t *redirected_tagg_file(tagg_vol_obj_t *o, hid_t dxpl_id)
+{
+    void                            *handle = NULL;
+    H5VL_native_file_optional_args_t nargs;
+    H5VL_optional_args_t             args;
+    nargs.get_vfd_handle.fapl_id     = H5P_FILE_ACCESS_DEFAULT;
+    nargs.get_vfd_handle.file_handle = &handle;
+    args.op_type                     = H5VL_NATIVE_FILE_GET_VFD_HANDLE;
+    args.args                        = &nargs;
+    if (H5VLfile_optional(o->under, o->under_id, &args, dxpl_id, NULL) < 0 || !handle) {
+        TAGG_VOL_ERR(TAGG_VOL_E_CALL, "cannot reach the tagg VFD of a redirected MPI-IO file");
+        return NULL;
+    }
+    return handle;
+}
+
+/* H5Fget_access_plist on a redirected file: the list the connector underneath
+ * describes (cache, alignment, library bounds... as the file has them), with
+ * the driver the application chose, MPI-IO on the file's communicator and
+ * info, so H5Pget_driver says H5FD_MPIO and H5Pget_fapl_mpio works (h5py's
+ * File.driver reads 'mpio'). Reopening with that list goes through this
+ * connector again and is redirected again. */
+static herr_t fapl_as_mpio(tagg_vol_obj_t *o, hid_t fapl_id, hid_t dxpl_id)
+{
+    tagg_file_t *tf = redirected_tagg_file(o, dxpl_id);
+    if (!tf)
+        return -1;
+    tagg_vol_quiet_t quiet;
+    tagg_vol_quiet_begin(&quiet);
+    herr_t rc = H5Pset_fapl_mpio(fapl_id, tf->comm, tf->info);
+    tagg_vol_quiet_end(&quiet);
+    if (rc < 0) {
+        TAGG_VOL_ERR(TAGG_VOL_E_CALL, "cannot describe a redirected file's access list as MPI-IO");
+        return -1;
+    }
+    return 0;
+}
+
 herr_t tagg_vol_file_get(void *file, H5VL_file_get_args_t *args, hid_t dxpl_id, void **req)
 {
-    tagg_vol_obj_t *o = file;
-    return tagg_vol_req(H5VLfile_get(o->under, o->under_id, args, dxpl_id, req), o->under_id, req);
+    tagg_vol_obj_t *o   = file;
+    herr_t          ret = H5VLfile_get(o->under, o->under_id, args, dxpl_id, req);
+    ret                 = tagg_vol_req(ret, o->under_id, req);
+    if (ret >= 0 && o->redirected && args->op_type == H5VL_FILE_GET_FAPL && !(req && *req) &&
+        fapl_as_mpio(o, args->args.get_fapl.fapl_id, dxpl_id) < 0) {
+        hid_t saved = tagg_vol_stack_save();
+        H5Pclose(args->args.get_fapl.fapl_id);
+        tagg_vol_stack_restore(saved);
+        args->args.get_fapl.fapl_id = H5I_INVALID_HID;
+        return -1;
+    }
+    return ret;
 }
 
 /* is_accessible and delete come without an object, with a file-access list
- * naming us: they go down with the connector underneath set on a copy. They
- * keep the application's driver: both only read or remove the one shared file,
- * which MPI-IO handles. The other operations act on an open file. */
+ * naming us: they go down with the connector underneath set on a copy, and an
+ * MPI-IO driver on it redirected to the tagg VFD like an open: a subfiled file
+ * is then recognised (H5Fis_accessible, h5py.is_hdf5, netCDF) and removed with
+ * all its parts (H5Fdelete). The other operations act on an open file. */
 herr_t tagg_vol_file_specific(void *file, H5VL_file_specific_args_t *args, hid_t dxpl_id, void **req)
 {
     tagg_vol_obj_t *o = file;
@@ -142,6 +209,13 @@ herr_t tagg_vol_file_specific(void *file, H5VL_file_specific_args_t *args, hid_t
         if (!info)
             return -1;
         hid_t under_fapl = tagg_vol_under_fapl(*fapl, info);
+        bool  redirected = false;
+        if (under_fapl >= 0 && redirect_mpio(under_fapl, info->cfg, &redirected) < 0) {
+            hid_t saved = tagg_vol_stack_save();
+            H5Pclose(under_fapl);
+            tagg_vol_stack_restore(saved);
+            under_fapl = H5I_INVALID_HID;
+        }
         if (under_fapl < 0) {
             tagg_vol_info_free(info);
             return -1;
@@ -158,17 +232,44 @@ herr_t tagg_vol_file_specific(void *file, H5VL_file_specific_args_t *args, hid_t
     ret             = tagg_vol_req(ret, under_id, req);
     /* A reopened file is a new object of the connector underneath: wrap it. */
     if (ret >= 0 && args->op_type == H5VL_FILE_REOPEN && *args->args.reopen.file) {
-        void *wrapped = tagg_vol_obj_new(*args->args.reopen.file, under_id);
+        tagg_vol_obj_t *wrapped = tagg_vol_obj_new(*args->args.reopen.file, under_id);
         if (!wrapped)
             return -1;
+        wrapped->redirected     = o->redirected;
         *args->args.reopen.file = wrapped;
     }
     return ret;
 }
 
+/* MPI atomicity of a redirected file (H5Fset/get_mpi_atomicity, h5py's
+ * File.atomic): HDF5's own code would call MPI_File_set_atomicity on the MPI-IO
+ * driver's handle, which a tagg file does not have; tagg implements the mode
+ * itself (tagg_file_set_atomic in core/src/io.h). Collective like the MPI call:
+ * staged writes land and every rank switches before any returns. */
+static herr_t redirected_atomicity(tagg_vol_obj_t *o, H5VL_optional_args_t *args, hid_t dxpl_id)
+{
+    H5VL_native_file_optional_args_t *nargs = args->args;
+    tagg_file_t                      *tf    = redirected_tagg_file(o, dxpl_id);
+    if (!tf)
+        return -1;
+    if (args->op_type == H5VL_NATIVE_FILE_GET_MPI_ATOMICITY) {
+        *nargs->get_mpi_atomicity.flag = tf->atomic != 0;
+        return 0;
+    }
+    if (tf->size > 1 && MPI_Barrier(tf->comm) != MPI_SUCCESS) {
+        TAGG_VOL_ERR(TAGG_VOL_E_CALL, "MPI_Barrier failed while setting MPI atomicity");
+        return -1;
+    }
+    tagg_file_set_atomic(tf, nargs->set_mpi_atomicity.flag);
+    return 0;
+}
+
 herr_t tagg_vol_file_optional(void *file, H5VL_optional_args_t *args, hid_t dxpl_id, void **req)
 {
     tagg_vol_obj_t *o = file;
+    if (o->redirected &&
+        (args->op_type == H5VL_NATIVE_FILE_SET_MPI_ATOMICITY || args->op_type == H5VL_NATIVE_FILE_GET_MPI_ATOMICITY))
+        return redirected_atomicity(o, args, dxpl_id);
     return tagg_vol_req(H5VLfile_optional(o->under, o->under_id, args, dxpl_id, req), o->under_id, req);
 }
 

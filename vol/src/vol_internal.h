@@ -29,8 +29,9 @@
 
 /* A wrapped object (file, group, dataset, attribute, datatype, request...). */
 typedef struct tagg_vol_obj {
-    void *under;    /* the object of the connector underneath */
-    hid_t under_id; /* that connector's id; we hold one reference on it */
+    void *under;      /* the object of the connector underneath */
+    hid_t under_id;   /* that connector's id; we hold one reference on it */
+    int   redirected; /* a file the application opened with MPI-IO, now on the tagg VFD */
 } tagg_vol_obj_t;
 
 /* The connector's info: what "under_vol=..;under_info={..};key=value" holds. */

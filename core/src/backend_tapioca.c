@@ -167,14 +167,28 @@ static int res_ready(tagg_file_t *f, tagg_engine_t *e)
         world_res = NULL;
     }
     res_t *r = calloc(1, sizeof *r);
-    if (!r || !e->res_key) {
+    if (!r || !e->res_key) { /* takes part in the machine step's gather and agreement with nothing */
         free(r);
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
-        /* the machine step's first agreement fails every rank */
+        tagg_topology_t    *t = NULL;
+        tagg_engine_node_t *n = NULL;
+        int                *nt = NULL;
+        if (tagg_engine_machine(f, e, &t, &n, &nt) == 0) {
+            if (t)
+                tagg_topology_free(t), e->topo = e->topo == t ? NULL : e->topo;
+            free(n), free(nt);
+        }
         return tagg_agree(f->comm, -1, "describing the machine") < 0 ? -1 : -1;
     }
     r->buf.win = MPI_WIN_NULL;
-    if (tagg_engine_machine(f, e, &r->topo, &r->nodes, &r->node_tier) < 0) {
+    /* the machine step fails alike everywhere, except for memory; one agreement, once per communicator */
+    int mrc = tagg_engine_machine(f, e, &r->topo, &r->nodes, &r->node_tier);
+    if (tagg_agree(f->comm, mrc, "describing the machine") < 0) {
+        if (mrc == 0) {
+            if (r->topo)
+                tagg_topology_free(r->topo), e->topo = e->topo == r->topo ? NULL : e->topo;
+            free(r->nodes), free(r->node_tier);
+        }
         free(r);
         return -1;
     }
@@ -213,7 +227,7 @@ static void engine_free(tagg_engine_t *e)
 {
     if (!e)
         return;
-    free(e->rows), free(e->req), free(e->prev_rows), free(e->res_key);
+    free(e->rows), free(e->req), free(e->prev_rows), free(e->res_key), free(e->machine_rows);
     tagg_call_plan_free(&e->prev_plan);
     if (e->res && --e->res->users == 0 && !e->res->cached)
         res_free(e->res);
@@ -262,10 +276,12 @@ static int tapioca_open(tagg_file_t *f)
         free(e);
         return -1;
     }
+    tagg_engine_probe_tiers(f, e);
     e->rows      = malloc((size_t)f->size * sizeof *e->rows);
+    e->machine_rows = malloc((size_t)f->size * tagg_engine_machine_row_size());
     e->req       = malloc((size_t)f->size * sizeof *e->req);
     e->prev_rows = malloc((size_t)f->size * sizeof *e->prev_rows);
-    if (!e->rows || !e->req || !e->prev_rows) {
+    if (!e->rows || !e->req || !e->prev_rows || !e->machine_rows) {
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         engine_free(e);
         return -1;
@@ -381,14 +397,20 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
     int raw = 0, failed = 0;
     for (int r = 0; r < f->size; r++)
         raw |= e->rows[r].req.bytes && (e->rows[r].req.flags & TAGG_REQ_RAW), failed |= (e->rows[r].req.flags & TAGG_REQ_FAILED) != 0;
+    double tr = MPI_Wtime();
     if (raw && !failed && res_ready(f, e) < 0) /* the machine and the tiers, once per communicator */
         return -1;
+    tr = MPI_Wtime() - tr;
+    double tb = 0;
     int rc = tagg_engine_plan(f, e, &c);
     double t1 = MPI_Wtime();
     if (rc == 0 && c.plan.action == TAGG_CALL_DIRECT)
         rc = tagg_io_direct(f, x, dir); /* each rank its own extents, in order */
     else if (rc == 0 && c.plan.action == TAGG_CALL_AGGREGATE) {
-        if (res_buffers(f, e) < 0) /* agreed */
+        tb     = MPI_Wtime();
+        int br = res_buffers(f, e); /* agreed */
+        tb     = MPI_Wtime() - tb;
+        if (br < 0)
             rc = -1;
         else {
             tagg_engine_pieces(f, e, x, &c);
@@ -411,9 +433,9 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
         for (int d = 0; d < c.ndom && d < 16; d++)
             printf("%s%d", d ? "," : "", c.aggr[d]);
         printf("%s per_node=%d throttle=%d why=\"%s\" cost_direct=%.3gs cost_aggregated=%.3gs plan=%s%s "
-               "plan=%.6fs move=%.6fs\n",
+               "plan=%.6fs (resources %.6fs) move=%.6fs (buffers %.6fs)\n",
                c.ndom > 16 ? ",..." : "", c.per_node, c.throttle, c.plan.why, c.plan.cost_direct, c.plan.cost_aggr,
-               c.reused ? "reused" : "new", c.plan.exact ? "" : ",coverage-exchange", t1 - t0, MPI_Wtime() - t1);
+               c.reused ? "reused" : "new", c.plan.exact ? "" : ",coverage-exchange", t1 - t0, tr, MPI_Wtime() - t1, tb);
         fflush(stdout);
     }
     tagg_engine_call_free(&c);

@@ -56,6 +56,7 @@ typedef struct tagg_engine {
      * requests, and the last aggregated call's requests and plan, reused when
      * a call has the same shape */
     struct tagg_engine_row *rows;
+    struct tagg_engine_mrow *machine_rows; /* [size] rows of the machine step (engine_tier.c), made at open */
     tagg_req_desc_t  *req;
     tagg_req_desc_t  *prev_rows;
     tagg_call_plan_t  prev_plan;
@@ -89,9 +90,6 @@ typedef struct tagg_call {
 /* Keeps the library holding the engine mapped until the process exits (for
  * callbacks registered with MPI that run in MPI_Finalize). */
 void tagg_engine_pin_library(void);
-
-/* engine_plan.c. Local, once per file before any plan (at open). 0. */
-int tagg_engine_plan_init(void);
 
 /* engine_plan.c. Collective (one MPI_Allgather): this rank's row (the resource
  * key hash riding in it) and every rank's, into e->rows. Returns 0, or -1 on
@@ -130,6 +128,11 @@ typedef struct tagg_engine_node {
     uint32_t          emulated; /* tiers emulated there (bit per tier index) */
     unsigned          excluded; /* tiers that ran out of space there (bit per tier index) */
 } tagg_engine_node_t;
+/* engine_tier.c. Local, at open: asks each tier whether it is available here,
+ * so that what is slow to ask (memkind's first answer) is asked before the
+ * first collective call, once per process. */
+void tagg_engine_probe_tiers(const tagg_file_t *f, const tagg_engine_t *e);
+size_t tagg_engine_machine_row_size(void);
 int tagg_engine_machine(tagg_file_t *f, tagg_engine_t *e, tagg_topology_t **r_topo, tagg_engine_node_t **r_nodes,
                         int **r_node_tier);
 /* engine_tier.c. Collective: the aggregation buffers of every rank in its

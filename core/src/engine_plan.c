@@ -30,8 +30,6 @@ void tagg_engine_call_free(tagg_call_t *c)
 
 static int domain_of(const tagg_call_t *c, uint64_t off) { return (int)((off - c->lo) / c->dsize); }
 
-int tagg_engine_plan_init(void) { return 0; }
-
 /* This rank's row: range, bytes, runs, regular shape (x is sorted by offset). */
 static void describe_row(const tagg_extents_t *x, tagg_req_desc_t *q)
 {
@@ -141,6 +139,7 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c)
         memcpy(c->plan.aggr, e->prev_plan.aggr, (size_t)c->plan.ndom * sizeof *c->plan.aggr);
         c->reused = 1;
         e->reused++;
+        e->prev_plan.lo = c->plan.lo, e->prev_plan.hi = c->plan.hi; /* the next call shifts from here */
     }
     else if (tagg_call_plan(&in, &c->plan, &err) < 0) {
         if (c->plan.action != TAGG_CALL_AGGREGATE) { /* the model refused the rows: the same everywhere */

@@ -37,7 +37,7 @@
 #define GENERIC_LATENCY 1e-6
 #define GENERIC_BANDWIDTH 10e9
 
-typedef struct {
+typedef struct tagg_engine_mrow {
     uint64_t key;      /* hash of the host name */
     uint32_t usable;   /* tiers available here (bit per tier index) */
     uint32_t emulated; /* of which emulated */
@@ -45,6 +45,8 @@ typedef struct {
     int32_t  failed;   /* rank + 1 when this rank failed (forced tier unusable) */
     int32_t  pad;
 } node_row_t;
+
+size_t tagg_engine_machine_row_size(void) { return sizeof(node_row_t); }
 
 static uint64_t cap_of(const tagg_config_t *cfg, tagg_tier_kind_t k)
 {
@@ -80,6 +82,13 @@ static void measure(const tagg_file_t *f, const tagg_engine_t *e, node_row_t *n)
                 n->emulated |= 1u << i;
         }
     }
+}
+
+void tagg_engine_probe_tiers(const tagg_file_t *f, const tagg_engine_t *e)
+{
+    node_row_t n;
+    memset(&n, 0, sizeof n);
+    measure(f, e, &n); /* the tiers cache what is slow to ask (memkind) */
 }
 
 static const tagg_tier_ops_t *forced_ops(const tagg_file_t *f)
@@ -148,7 +157,7 @@ int tagg_engine_machine(tagg_file_t *f, tagg_engine_t *e, tagg_topology_t **r_to
 {
     int         P = f->size, rc = 0, emulated = 0;
     node_row_t  mine;
-    node_row_t *rows = malloc((size_t)P * sizeof *rows);
+    node_row_t *rows = e->machine_rows; /* [P], made at open */
     char        host[MPI_MAX_PROCESSOR_NAME + 1] = "";
     int         hl = 0;
     memset(&mine, 0, sizeof mine);
@@ -162,19 +171,9 @@ int tagg_engine_machine(tagg_file_t *f, tagg_engine_t *e, tagg_topology_t **r_to
     int hbm = tagg_tiers_find(&e->tiers, "HBM");
     if (emulated && hbm >= 0)
         mine.emulated |= 1u << hbm;
-    if (!rows) {
-        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
-        rc = -1;
-    }
-    /* one collective: a rank without memory for the rows fails the agreement instead */
-    if (tagg_agree(f->comm, rc, "describing the machine") < 0) {
-        free(rows);
-        return -1;
-    }
     int code = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, rows, (int)sizeof mine, MPI_BYTE, f->comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allgather (machine)", code);
-        free(rows);
         return -1;
     }
     for (int r = 0; r < P; r++)
@@ -182,7 +181,6 @@ int tagg_engine_machine(tagg_file_t *f, tagg_engine_t *e, tagg_topology_t **r_to
             if (!mine.failed)
                 TAGG_ERR(TAGG_E_CONFIG, "choosing the aggregation tier failed on rank %d (see that rank's error stack)",
                          r);
-            free(rows);
             return -1;
         }
     /* ranks -> nodes: from the topology file when one is configured, else by host */
@@ -210,10 +208,8 @@ int tagg_engine_machine(tagg_file_t *f, tagg_engine_t *e, tagg_topology_t **r_to
             rc = -1;
         }
         free(rank_node), free(keys);
-        if (rc < 0) {
-            free(rows);
-            return -1; /* deterministic (or out of memory, which the next agreement catches) */
-        }
+        if (rc < 0)
+            return -1; /* deterministic (out of memory here: the call's agreement catches it) */
         e->topo = topo;
     }
     int                 nn        = tagg_topology_nnodes(e->topo);
@@ -240,7 +236,6 @@ int tagg_engine_machine(tagg_file_t *f, tagg_engine_t *e, tagg_topology_t **r_to
     for (int k = 0; k < nn && rc == 0; k++)
         if (nodes[k].leader < 0)
             nodes[k].leader = 0; /* a node of the topology file without ranks of this file */
-    free(rows);
     if (rc == 0)
         rc = choose_all(f, e, nodes, nn, node_tier);
     if (rc < 0) {
@@ -286,16 +281,14 @@ static void describe_tiers(tagg_file_t *f, tagg_engine_t *e, const tagg_engine_n
     snprintf(text, len, "tier=%s%s%s%s", names, fb[0] ? " tier_fallback=" : "", fb, em ? " hbm=emulated" : "");
 }
 
-/* Every node DRAM: MPI_Alloc_mem + MPI_Win_create, then one agreement. */
+/* Every node DRAM: the tier's memory + MPI_Win_create, then one agreement. */
 static int buffers_dram(tagg_file_t *f, const tagg_tier_ops_t *ops, size_t size, tagg_tier_buf_t *b)
 {
-    int rc = 0, code;
+    int rc = 0, code, enospc = 0;
     memset(b, 0, sizeof *b);
-    b->ops = ops, b->win = MPI_WIN_NULL, b->size = size, b->rank = f->rank, b->mpi_mem = 1;
-    if ((code = MPI_Alloc_mem((MPI_Aint)size, MPI_INFO_NULL, &b->base)) != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Alloc_mem (aggregation buffers)", code);
+    b->ops = ops, b->win = MPI_WIN_NULL, b->size = size, b->rank = f->rank;
+    if (ops->mem_alloc(b, &f->cfg, size, &enospc) < 0)
         b->base = NULL, rc = -1;
-    }
     code = MPI_Win_create(b->base, rc == 0 ? (MPI_Aint)size : 0, 1, MPI_INFO_NULL, f->comm, &b->win);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Win_create (aggregation buffers)", code);
@@ -303,9 +296,10 @@ static int buffers_dram(tagg_file_t *f, const tagg_tier_ops_t *ops, size_t size,
         rc     = -1;
     }
     if (tagg_agree(f->comm, rc, "allocating the aggregation buffers") < 0) {
-        tagg_tier_free(b);
-        if (b->base && b->mpi_mem) /* tagg_tier_free frees what a window holds */
-            MPI_Free_mem(b->base);
+        if (b->win != MPI_WIN_NULL)
+            MPI_Win_free(&b->win);
+        if (b->base)
+            ops->mem_free(b);
         memset(b, 0, sizeof *b);
         b->win = MPI_WIN_NULL;
         return -1;

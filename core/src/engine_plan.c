@@ -41,12 +41,25 @@ static void describe_row(const tagg_extents_t *x, tagg_req_desc_t *q)
     for (size_t i = 0; i < x->n; i++)
         if (x->v[i].off + x->v[i].len > q->hi)
             q->hi = x->v[i].off + x->v[i].len;
+    /* one level: runs at a fixed stride; two levels: blocks of such runs at a
+     * fixed stride2 (a 2D block of a 3D array, S3D) */
     q->len    = x->v[0].len;
     q->stride = x->n > 1 ? x->v[1].off - x->v[0].off : q->len;
-    q->count  = x->n;
-    for (size_t i = 1; i < x->n && q->count; i++)
-        if (x->v[i].len != q->len || x->v[i].off != q->lo + i * q->stride || q->stride < q->len)
-            q->count = 0; /* irregular: only this rank knows its runs */
+    size_t c1 = 1;
+    while (c1 < x->n && x->v[c1].len == q->len && x->v[c1].off == q->lo + c1 * q->stride)
+        c1++;
+    q->count = c1, q->count2 = 1, q->stride2 = 0;
+    if (c1 < x->n) {
+        q->stride2 = x->v[c1].off - q->lo;
+        q->count2  = x->n / c1;
+        if (x->n % c1 || q->stride2 < (c1 - 1) * q->stride + q->len)
+            q->count = 0;
+        for (size_t i = c1; i < x->n && q->count; i++)
+            if (x->v[i].len != q->len || x->v[i].off != q->lo + (i / c1) * q->stride2 + (i % c1) * q->stride)
+                q->count = 0; /* irregular: only this rank knows its runs */
+    }
+    if (q->stride < q->len)
+        q->count = 0;
     if (!tagg_extents_disjoint(x))
         q->flags |= TAGG_REQ_OVERLAP;
     if (!x->meta)

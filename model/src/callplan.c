@@ -46,18 +46,34 @@ double tagg_fs_request_time(const tagg_fs_perf_t *fs, const tagg_tiers_t *tiers,
   return lat + (bw > 0 ? (double)size / bw : 0);
 }
 
-size_t tagg_req_runs(const tagg_req_desc_t *r, uint64_t a, uint64_t b,
-                     void (*emit)(void *ctx, uint64_t off, uint64_t len), void *ctx) {
-  if (!r->count || r->lo == UINT64_MAX || b <= r->lo || a >= r->hi) return 0;
-  uint64_t st = r->count > 1 ? r->stride : r->len, first = 0, n = 0;
-  if (a > r->lo && st) first = (a - r->lo) / st; /* run `first` is the first that may end after a */
-  for (uint64_t i = first; i < r->count; i++) {
-    uint64_t o = r->lo + i * st, e = o + r->len;
+/* The runs of one level (count runs of len at stride from lo) inside [a, b). */
+static uint64_t runs1(uint64_t lo, uint64_t count, uint64_t len, uint64_t stride, uint64_t a, uint64_t b,
+                      void (*emit)(void *ctx, uint64_t off, uint64_t len), void *ctx) {
+  uint64_t st = count > 1 ? stride : len, first = 0, n = 0;
+  if (a > lo && st) first = (a - lo) / st; /* run `first` is the first that may end after a */
+  for (uint64_t i = first; i < count; i++) {
+    uint64_t o = lo + i * st, e = o + len;
     if (o >= b) break;
     if (e <= a) continue;
     uint64_t x = o > a ? o : a, y = e < b ? e : b;
     if (emit) emit(ctx, x, y - x);
     n++;
+  }
+  return n;
+}
+
+size_t tagg_req_runs(const tagg_req_desc_t *r, uint64_t a, uint64_t b,
+                     void (*emit)(void *ctx, uint64_t off, uint64_t len), void *ctx) {
+  if (!r->count || r->lo == UINT64_MAX || b <= r->lo || a >= r->hi) return 0;
+  uint64_t c2 = r->count2 ? r->count2 : 1, n = 0, span1 = (r->count - 1) * (r->count > 1 ? r->stride : 0) + r->len;
+  uint64_t first = 0;
+  if (c2 > 1 && a > r->lo && r->stride2) first = (a - r->lo) / r->stride2;
+  if (first) first--; /* a block may reach past the next one's start only if stride2 < span1: start one earlier */
+  for (uint64_t j = first; j < c2; j++) {
+    uint64_t blo = r->lo + j * (c2 > 1 ? r->stride2 : 0);
+    if (blo >= b) break;
+    if (blo + span1 <= a) continue;
+    n += runs1(blo, r->count, r->len, r->stride, a, b, emit, ctx);
   }
   return (size_t)n;
 }
@@ -73,7 +89,8 @@ int tagg_req_same_shape(const tagg_req_desc_t *prev, const tagg_req_desc_t *cur,
     if (have && dr != d) return 0;
     d = dr, have = 1;
     if (c->hi - c->lo != p->hi - p->lo || c->bytes != p->bytes || c->nruns != p->nruns || c->count != p->count ||
-        c->len != p->len || c->stride != p->stride || c->flags != p->flags)
+        c->len != p->len || c->stride != p->stride || c->count2 != p->count2 || c->stride2 != p->stride2 ||
+        c->flags != p->flags)
       return 0;
   }
   *delta = d;
@@ -267,6 +284,13 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   int naggr = owned ? (int)((span + unit - 1) / unit) : in->naggr > 0 ? in->naggr : tagg_naggr(total, P, in->opts, NULL);
   if (!owned) naggr = naggr < 1 ? 1 : naggr > P ? P : naggr;
   tagg_partition_range(span, naggr, unit, &c->dsize, &c->ndom);
+  if (!owned && c->ndom == 1 && lo > c->lo) {
+    /* one domain: no boundary between aggregators to align, so it starts where
+     * the data does (HDF5's data after its 2 KiB header then fits buffers of
+     * the data's size in one round) */
+    c->lo = lo, span = hi - lo;
+    tagg_partition_range(span, 1, unit, &c->dsize, &c->ndom);
+  }
   /* rounds: one slot of nbuf buffers when a domain fits them all (no pipeline, one synchronisation) */
   c->round = c->dsize <= (uint64_t)in->nbuf * in->bufsize ? c->dsize : in->bufsize;
   c->nrounds = (int)((c->dsize + c->round - 1) / c->round);

@@ -47,7 +47,7 @@ static void fx_free(fx_t *fx) {
 /* Rank r: count runs of len at stride from lo. */
 static void row(fx_t *fx, int r, uint64_t lo, uint64_t count, uint64_t len, uint64_t stride) {
   tagg_req_desc_t *q = &fx->req[r];
-  q->lo = lo, q->count = count, q->len = len, q->stride = count > 1 ? stride : len;
+  q->lo = lo, q->count = count, q->len = len, q->stride = count > 1 ? stride : len, q->count2 = 1, q->stride2 = 0;
   q->hi = lo + (count - 1) * q->stride + len, q->bytes = count * len, q->nruns = count, q->flags = TAGG_REQ_RAW;
 }
 
@@ -185,8 +185,15 @@ static void test_partition(void **state) {
   assert_int_equal(p.round, 5 * MiB);
   assert_true((uint64_t)p.ndom * p.dsize >= p.hi - p.lo);
   tagg_call_plan_free(&p);
-  fx.in.naggr = 1; /* 9 MiB domain > 8 MiB of buffers: rounds of 4 MiB */
+  fx.in.naggr = 1; /* one domain starts where the data does: 8 MiB, one round of 2 x 4 MiB buffers */
   p = plan_ok(&fx);
+  assert_int_equal(p.lo, 2048);
+  assert_int_equal(p.dsize, 8 * MiB);
+  assert_int_equal(p.nrounds, 1);
+  tagg_call_plan_free(&p);
+  column_blocks(&fx, 4, 1100); /* 8.6 MiB: 9 MiB domain > 8 MiB of buffers: rounds of 4 MiB */
+  p = plan_ok(&fx);
+  assert_int_equal(p.dsize, 9 * MiB);
   assert_int_equal(p.round, 4 * MiB);
   assert_int_equal(p.nrounds, 3);
   tagg_call_plan_free(&p);
@@ -305,6 +312,47 @@ static void test_coverage(void **state) {
   fx_free(&fx);
 }
 
+static void count_run(void *ctx, uint64_t off, uint64_t len) {
+  (void)off, (void)len;
+  (*(int *)ctx)++;
+}
+
+/* Two levels (a 2D block of a 3D array, S3D): 4 runs of 32 bytes at stride 128,
+ * 3 times at stride 1024. */
+static void test_two_level(void **state) {
+  (void)state;
+  tagg_req_desc_t q = {0};
+  q.lo = 0, q.count = 4, q.len = 32, q.stride = 128, q.count2 = 3, q.stride2 = 1024;
+  q.hi = 2048 + 3 * 128 + 32, q.bytes = 12 * 32, q.nruns = 12, q.flags = TAGG_REQ_RAW;
+  int n = 0;
+  assert_int_equal(tagg_req_runs(&q, 0, 4096, count_run, &n), 12);
+  assert_int_equal(n, 12);
+  /* [1088, 2088): block 1's runs at 1152, 1280, 1408 and block 2's first, clipped to [2048, 2080) */
+  n = 0;
+  assert_int_equal(tagg_req_runs(&q, 1088, 2088, count_run, &n), 4);
+  /* plans with it: exact coverage, the same bytes as the runs */
+  fx_t fx;
+  fx_init(&fx, 2, 2);
+  fx.req[0] = q;
+  fx.req[1] = q;
+  fx.req[1].lo += 32, fx.req[1].hi += 32; /* the neighbour's columns: runs of 64 bytes in total */
+  fx.in.mode = TAGG_AGGREGATE_ALWAYS, fx.in.unit = 4096;
+  tagg_call_plan_t p = plan_ok(&fx);
+  assert_true(p.exact);
+  uint64_t *cov;
+  size_t nc;
+  tagg_err_t err;
+  assert_int_equal(tagg_call_coverage(&fx.in, &p, 0, &cov, &nc, &err), TAGG_OK);
+  assert_int_equal(nc, 12);
+  for (size_t i = 0; i < nc; i++) {
+    assert_int_equal(cov[2 * i], (i / 4) * 1024 + (i % 4) * 128);
+    assert_int_equal(cov[2 * i + 1], 64);
+  }
+  free(cov);
+  tagg_call_plan_free(&p);
+  fx_free(&fx);
+}
+
 /* 64K ranks, 16 per node, one 1 MiB run each (a 64 GiB file), 1024 aggregators:
  * the plan is computed and its memory is a few MiB, where a ranks x aggregators
  * matrix of (bytes, lo, hi) would take 65536 x 1024 x 24 B = 1.5 GiB per rank. */
@@ -336,7 +384,7 @@ int main(void) {
       cmocka_unit_test(test_fs_request_time), cmocka_unit_test(test_partition),
       cmocka_unit_test(test_election),        cmocka_unit_test(test_owner_constraint),
       cmocka_unit_test(test_same_shape),      cmocka_unit_test(test_coverage),
-      cmocka_unit_test(test_memory_64k),
+      cmocka_unit_test(test_two_level),       cmocka_unit_test(test_memory_64k),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,9 +34,11 @@ typedef struct tagg_req_desc {
   uint64_t bytes;        /* bytes asked */
   uint64_t nruns;        /* extents (file-system requests if accessed directly) */
   /* Regular shape: `count` runs of `len` bytes, run i at lo + i * stride
-   * (stride >= len; count == 1 for one run). count == 0: irregular, the runs
-   * are only known to the rank itself. */
+   * (stride >= len; count == 1 for one run), repeated `count2` times at
+   * `stride2` (a 2D block of a 3D array; count2 == 1: one level). count == 0:
+   * irregular, the runs are only known to the rank itself. */
   uint64_t count, len, stride;
+  uint64_t count2, stride2;
   uint32_t flags;        /* TAGG_REQ_* */
   uint32_t pad;
 } tagg_req_desc_t;

@@ -169,14 +169,14 @@ static int timed_read(run_t *run, const char *path, hid_t fapl, hid_t dxpl, char
     return rc;
 }
 
-/* sync, then "3" into /proc/sys/vm/drop_caches: the page cache, dentries and
- * inodes of this node (clean pages only: hence the sync first). */
-static int drop_caches(char *err, size_t len)
+/* sync, then "3" into /proc/sys/vm/drop_caches (--drop-caches-file): the page
+ * cache, dentries and inodes of this node (clean pages only: hence the sync first). */
+static int drop_caches(const char *file, char *err, size_t len)
 {
     sync();
-    int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+    int fd = open(file, O_WRONLY);
     if (fd < 0 || write(fd, "3\n", 2) != 2) {
-        snprintf(err, len, "writing /proc/sys/vm/drop_caches: %s", strerror(errno));
+        snprintf(err, len, "writing %s: %s", file, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
@@ -199,7 +199,7 @@ static void cold_cache(run_t *run, const result_t *r)
     file_names(run, r, path, sizeof path, prefix, sizeof prefix);
     MPI_Barrier(MPI_COMM_WORLD); /* every rank has closed the file */
     if (run->node_leader) {
-        if (used == CACHE_DROP && drop_caches(err, sizeof err) < 0)
+        if (used == CACHE_DROP && drop_caches(o->drop_file, err, sizeof err) < 0)
             used = CACHE_FADVISE;
         if (used == CACHE_FADVISE) {
             char ferr[BENCH_MSG] = "";
@@ -514,6 +514,7 @@ int main(int argc, char **argv)
     }
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are collected and reported per variant */
     run.o = &o, run.k = bench_find_kernel(o.kernel), run.ctx.opts = &o;
+    run.cache_used = o.read_cache; /* cold_cache only ever weakens it */
     unsigned long pid = (unsigned long)getpid();
     MPI_Bcast(&pid, 1, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD);
     run.id = pid;

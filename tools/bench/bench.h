@@ -44,6 +44,7 @@ typedef struct bench_opts {
     int         timesteps;   /* --timesteps: writes per file, one group "step<t>" each when > 1 */
     double      compute;     /* --compute: seconds of emulated computation before each timestep */
     bench_cache_t read_cache; /* --read-cache: what happens between the write and the read phase */
+    const char   *drop_file;  /* --drop-caches-file (default /proc/sys/vm/drop_caches; tests name another) */
     /* array1d */
     bench_dist_t dist;       /* --dist */
     uint64_t     size;       /* --size: uniform size, or upper bound of random */

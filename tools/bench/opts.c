@@ -42,6 +42,8 @@ void bench_usage(void)
            "                         fsyncs the run's files and evicts them (POSIX_FADV_DONTNEED; a file\n"
            "                         server's own cache may still serve them); none = reads may be cached.\n"
            "                         Default drop. The table's header says which method was used\n"
+           "  --drop-caches-file F   what drop writes to (default /proc/sys/vm/drop_caches; tests name an\n"
+           "                         unwritable path to see the fallback)\n"
            "Kernel options:\n"
            "  --dist uniform|random|normal  array1d block sizes (default uniform)\n"
            "  --size SZ              array1d: uniform size, or the upper bound of random (default 100K)\n"
@@ -84,7 +86,7 @@ int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
     o->size = 100 * 1024, o->mean = -1, o->sd = -1, o->particles = 100000, o->vars = 11;
     o->grid[0] = o->grid[1] = o->grid[2] = 32;
     o->timesteps = 1;
-    o->rows = 256, o->cols = 1024, o->read_cache = CACHE_DROP;
+    o->rows = 256, o->cols = 1024, o->read_cache = CACHE_DROP, o->drop_file = "/proc/sys/vm/drop_caches";
     uint64_t u;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -172,6 +174,8 @@ int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
                 return -1;
             }
             o->read_cache = (bench_cache_t)k;
+        } else if (!strcmp(a, "--drop-caches-file")) {
+            o->drop_file = v;
         } else if (!strcmp(a, "--rows") || !strcmp(a, "--cols")) {
             if (number(a, v, 1, &u, err, len) < 0)
                 return -1;

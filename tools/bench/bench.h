@@ -89,7 +89,8 @@ typedef struct bench_kernel {
 } bench_kernel_t;
 
 extern const bench_kernel_t *const bench_kernels[]; /* NULL-terminated (kernels.c) */
-extern const bench_kernel_t bench_kernel_array1d, bench_kernel_hacc, bench_kernel_s3d, bench_kernel_columns;
+extern const bench_kernel_t bench_kernel_array1d, bench_kernel_hacc, bench_kernel_s3d, bench_kernel_columns,
+    bench_kernel_vpic;
 
 /* Kernel helpers (kernels.c). A 1D dataset `name` of `total` elements of `type`,
  * this rank's part [off, off + count) from/to buf; collective when dxpl says so. */

@@ -21,8 +21,9 @@
 #                        cases at a few KiB, for tests
 #     --cases a,b,...    only these cases (default all; --list shows them)
 #     --read-cache M     drop|fadvise|none, passed to tagg-bench (default drop)
-#     --h5bench PATH     also run h5bench's VPIC write patterns (h5bench_write built by hand, see
-#                        h5bench-configs/README.md) on plain MPI-IO and through the tagg VOL
+#     --h5bench PATH     also run h5bench itself (h5bench_write built by hand, see
+#                        h5bench-configs/README.md) on plain MPI-IO and through the tagg VOL; the
+#                        h5b-* cases run its write patterns in tagg-bench on every variant
 #     --list             print the cases and exit
 # Exit status: 0 when every available variant of every case read back what it
 # wrote; 1 when one failed or a case did not run; 2 on bad options.
@@ -72,6 +73,8 @@ hacc-aos|HACC-IO array of structures, 64K particles per rank|--kernel hacc --lay
 hacc-soa-256M|HACC-IO nine datasets, 256 MiB in all|--kernel hacc --layout soa --particles $hacc_n|--kernel hacc --layout soa --particles 500
 s3d|S3D-IO 32x32x32 points x 11 vars per rank|--kernel s3d --grid 32 32 32|--kernel s3d --grid 6 5 4
 s3d-256M|S3D-IO 64x64xNZ points x 11 vars per rank, 256 MiB in all|--kernel s3d --grid 64 64 $s3d_nz|--kernel s3d --grid 4 4 3
+h5b-contig-256M|h5bench VPIC-IO CONTIG->CONTIG (8 datasets per timestep), 4 timesteps, 256 MiB in all|--kernel vpic --layout soa --timesteps 4 --particles $(( big / 32 / 4 / NP ))|--kernel vpic --layout soa --timesteps 2 --particles 500
+h5b-interleaved|h5bench VPIC-IO CONTIG->INTERLEAVED (one compound, member by member), 64K particles per rank, 5 timesteps|--kernel vpic --layout aos --timesteps 5 --particles 65536|--kernel vpic --layout aos --timesteps 2 --particles 500
 workflow|seed 002 Table 8: HACC-IO SoA 1M particles per rank written then read back, node-local subfiles (tagg-nvr); total = write + read|--kernel hacc --layout soa --particles 1M --variants mpiio-indep,mpiio-coll,tagg-shared,tagg-subfiles --extra-tagg tagg-nvr=layout=subfiles;destination=nvr;nvr_dir=@NVR@|--kernel hacc --layout soa --particles 700 --variants mpiio-indep,mpiio-coll,tagg-shared,tagg-subfiles --extra-tagg tagg-nvr=layout=subfiles;destination=nvr;nvr_dir=@NVR@
 EOF
 }

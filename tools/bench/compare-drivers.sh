@@ -65,8 +65,8 @@ case_list() {
   local hacc_n=$(( (big + 38 * NP - 1) / (38 * NP) )) s3d_nz=$(( (big + 88 * 64 * 64 * NP - 1) / (88 * 64 * 64 * NP) ))
   cat <<EOF
 contig-256M|large contiguous blocks, 256 MiB in all|--kernel array1d --dist uniform --size $(( big / NP ))|--kernel array1d --dist uniform --size 64K
-columns-256M|the demo's column blocks, 256 MiB in all (1024 columns: 8 KiB/ranks pieces per row)|--kernel columns --cols 1024 --rows $(( 32768 / NP ))|--kernel columns --cols 1024 --rows 8
-columns-demo|the demo's size: 8 MiB in all, column blocks|--kernel columns --cols 1024 --rows $(( 1024 / NP ))|--kernel columns --cols 64 --rows 4
+columns-256M|column blocks, 256 MiB in all (16384 columns: one 128/ranks KiB piece per row and rank)|--kernel columns --cols 16384 --rows $(( 2048 / NP ))|--kernel columns --cols 1024 --rows 8
+columns-demo|the demo: 8 MiB in all, 1024 columns (one 8/ranks KiB piece per row and rank)|--kernel columns --cols 1024 --rows $(( 1024 / NP ))|--kernel columns --cols 64 --rows 4
 random-1d|MA-TAPIOCA 1D array, random 0-100 KB per rank|--kernel array1d --dist random --size 100K|--kernel array1d --dist random --size 20K
 normal-1d|MA-TAPIOCA 1D array, normal sizes (mean 50 KB)|--kernel array1d --dist normal --size 100K|--kernel array1d --dist normal --mean 10K --sd 3K
 hacc-aos|HACC-IO array of structures, 64K particles per rank|--kernel hacc --layout aos --particles 65536|--kernel hacc --layout aos --particles 500

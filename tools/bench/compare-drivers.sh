@@ -25,6 +25,7 @@
 #                        h5bench-configs/README.md) on plain MPI-IO and through the tagg VOL; the
 #                        h5b-* cases run its write patterns in tagg-bench on every variant
 #     --list             print the cases and exit
+#     --summary OUT      print the summary of an earlier run again, from OUT
 # Exit status: 0 when every available variant of every case read back what it
 # wrote; 1 when one failed or a case did not run; 2 on bad options.
 #
@@ -35,6 +36,28 @@ set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=$REPO/build OUT= LABEL= NP=2 REPS=5 SCALE=full CASES=all CACHE=drop H5BW= LIST=0 DIR=
 die() { echo "compare-drivers: $*" >&2; exit 2; }
+# The summary table of a run directory (summary.csv, dd.csv, run.env), also
+# printed again by --summary OUT. Bandwidths with 3 significant digits.
+print_summary() { # out
+  local out=$1 LABEL DIR NP REPS CACHE SCALE
+  # shellcheck source=/dev/null
+  . "$out/run.env" || return 1
+  echo ""
+  echo "== Summary: $LABEL ($DIR), $NP ranks, median of $REPS (min..max) MiB/s, --fsync"
+  echo "   reads: $(awk -F, 'NR > 1 && $18 != "" && $18 != "-" {print $18; exit}' "$out/summary.csv") (tagg-bench --read-cache $CACHE; the method actually used)"
+  awk -F, 'NR > 1 { printf "   dd 4 MiB requests (%s) %s the kernels: write %s MiB/s, read %s MiB/s\n", $3, $2, $4, $5 }' "$out/dd.csv"
+  echo "   x = median / the better MPI-IO mode's median; %dd = write / dd write before the kernels"
+  echo "   total x = the better MPI-IO mode's median write+read time / this variant's (> 1: faster)"
+  awk -F, 'function f(x) { return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : x >= 1 ? sprintf("%.2f", x) : sprintf("%.3f", x) }
+    NR > 1 {
+      if ($2 != last) { printf "\n%s (load %s -> %s)\n%-18s %24s %6s %24s %6s %5s %7s  %s\n", $2, $19, $20,
+                        "variant", "write MiB/s (min..max)", "x", "read MiB/s (min..max)", "x", "%dd", "total x", "status"; last = $2 }
+      if ($7 == "") { printf "%-18s %s\n", $4, $5; next }
+      w = f($7) " (" f($8) ".." f($9) ")"; r = $11 == "" ? "-" : f($11) " (" f($12) ".." f($13) ")"
+      printf "%-18s %24s %6s %24s %6s %5s %7s  %s\n", $4, w, $10, r, ($14 == "" ? "-" : $14), ($17 == "" ? "-" : $17),
+             ($16 == "" ? "-" : $16), ($5 == "ok" ? "verified" : $5) }' "$out/summary.csv"
+}
+
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) BUILD=${2:?}; shift 2 ;;
@@ -47,6 +70,7 @@ while [ $# -gt 0 ]; do
     --read-cache) CACHE=${2:?}; shift 2 ;;
     --h5bench) H5BW=${2:?}; shift 2 ;;
     --list) LIST=1; shift ;;
+    --summary) print_summary "${2:?}"; exit $? ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) [ -z "$DIR" ] || die "one directory only ('$DIR' and '$1')"; DIR=$1; shift ;;
@@ -99,6 +123,7 @@ if [ "$CASES" != all ]; then
   for c in ${CASES//,/ }; do case_list | grep -q "^$c|" || die "--cases: unknown case '$c' (see --list)"; done
 fi
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+
 log=$OUT/run.log
 : > "$log"
 say() { echo "$*" | tee -a "$log"; }
@@ -127,6 +152,7 @@ dd_limit() { # tag -> "write_MiBs read_MiBs mode"
 
 # ------------------------------------------------------------------ the kernels
 summary=$OUT/summary.csv
+printf 'LABEL=%q\nDIR=%q\nNP=%q\nREPS=%q\nCACHE=%q\nSCALE=%q\n' "$LABEL" "$DIR" "$NP" "$REPS" "$CACHE" "$SCALE" > "$OUT/run.env"
 echo "label,case,ranks,variant,status,bytes,write_MiBs_median,write_min,write_max,write_x_best_mpiio,read_MiBs_median,read_min,read_max,read_x_best_mpiio,total_s_median,total_x_best_mpiio,write_pct_of_dd,read_cache,load_before,load_after" > "$summary"
 nvr=$(mktemp -d "${TMPDIR:-/tmp}/compare-nvr.XXXXXX")
 trap 'rm -rf "$nvr" "$DIR"/compare-dd.$$ "$DIR"/compare-h5bench-$$*' EXIT
@@ -250,23 +276,9 @@ read -r ddw1 ddr1 ddm1 < <(dd_limit)
 say ""
 say "compare-drivers: dd 4 MiB requests ($ddm1) after the kernels: write $ddw1 MiB/s, read $ddr1 MiB/s"
 
-# ------------------------------------------------------------------ the summary
-{
-  echo ""
-  echo "== Summary: $LABEL ($DIR), $NP ranks, median of $REPS (min..max) MiB/s, --fsync"
-  echo "   reads: $(awk -F, 'NR > 1 && $18 != "" && $18 != "-" {print $18; exit}' "$summary") (tagg-bench --read-cache $CACHE; the method actually used)"
-  echo "   x = median / the better MPI-IO mode's median; dd 4 MiB $ddm0: write $ddw0 / $ddw1 MiB/s, read $ddr0 / $ddr1 MiB/s (before / after); %dd = write / dd write before"
-  echo "   workflow: 'total x' = the better MPI-IO mode's write+read time / this variant's (> 1: faster)"
-  awk -F, 'NR > 1 {
-      if ($2 != last) { printf "\n%s (load %s -> %s)\n%-15s %28s %6s %28s %6s %5s %9s  %s\n", $2, $19, $20,
-                        "variant", "write MiB/s (min..max)", "x", "read MiB/s (min..max)", "x", "%dd", "total x", "status"; last = $2 }
-      if ($7 == "") { printf "%-15s %s\n", $4, $5; next }
-      w = sprintf("%.1f (%.1f..%.1f)", $7, $8, $9); r = $11 == "" ? "-" : sprintf("%.1f (%.1f..%.1f)", $11, $12, $13)
-      printf "%-15s %28s %6s %28s %6s %5s %9s  %s\n", $4, w, $10, r, ($14 == "" ? "-" : $14), ($17 == "" ? "-" : $17),
-             ($16 == "" ? "-" : $16), ($5 == "ok" ? "verified" : $5) }' "$summary"
-} | tee -a "$log" "$OUT/summary.txt"
 printf 'label,when,mode,write_MiBs,read_MiBs\n%s,before,%s,%s,%s\n%s,after,%s,%s,%s\n' "$LABEL" "$ddm0" "$ddw0" "$ddr0" \
   "$LABEL" "$ddm1" "$ddw1" "$ddr1" > "$OUT/dd.csv"
+print_summary "$OUT" | tee -a "$log" "$OUT/summary.txt"
 say ""
 say "compare-drivers: CSVs and logs in $OUT (summary.csv, <case>.csv, <case>.err, dd.csv, run.log)"
 exit $failed

@@ -2,12 +2,14 @@
 add_executable(tagg-demo ${CMAKE_CURRENT_SOURCE_DIR}/demo/tagg_demo.c)
 target_link_libraries(tagg-demo PRIVATE tagg::hdf5)
 install(TARGETS tagg-demo RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# tagg-bench: HDF5 I/O kernels (1D array, HACC-IO, S3D-IO) on MPI-IO, subfiling and tagg.
+# tagg-bench: HDF5 I/O kernels (1D array, HACC-IO, S3D-IO, column blocks, h5bench VPIC-IO) on MPI-IO, subfiling and tagg.
 add_executable(tagg-bench
   ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench.c ${CMAKE_CURRENT_SOURCE_DIR}/bench/opts.c
   ${CMAKE_CURRENT_SOURCE_DIR}/bench/variants.c ${CMAKE_CURRENT_SOURCE_DIR}/bench/kernels.c
   ${CMAKE_CURRENT_SOURCE_DIR}/bench/kernel_array1d.c ${CMAKE_CURRENT_SOURCE_DIR}/bench/kernel_hacc.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/bench/kernel_s3d.c ${CMAKE_CURRENT_SOURCE_DIR}/bench/util.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/bench/kernel_s3d.c ${CMAKE_CURRENT_SOURCE_DIR}/bench/kernel_columns.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/bench/kernel_vpic.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/bench/util.c)
 target_link_libraries(tagg-bench PRIVATE tagg::hdf5 m)
 install(TARGETS tagg-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # tagg-calibrate: measured tier file for the model (issue 5).

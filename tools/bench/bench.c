@@ -3,6 +3,8 @@
  *
  *   write  barrier; t0; H5Fcreate; the kernel creates and writes its datasets;
  *          [--fsync: H5Fflush(GLOBAL)]; H5Fclose; t = max over ranks of (now - t0)
+ *   cold   (untimed, --read-cache) sync and drop the page cache of every node, or
+ *          evict the run's files from it, so that the read comes from storage
  *   read   barrier; t0; H5Fopen(RDONLY); the kernel reads; H5Fclose; max over ranks
  *   check  (untimed) compare what was read with what was written, byte by byte
  *   clean  (untimed) H5Fdelete, then remove every file named after the variant
@@ -11,9 +13,12 @@
  * A variant whose fapl, create or write fails is "unavailable: <reason>" from
  * then on, with the same reason on every rank (agreed with MPI); the run goes on.
  * A variant that fails to read or to read back its data fails the run (exit 1). */
+#define _DEFAULT_SOURCE /* sync() */
 #include "bench.h"
 #include "opts.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +40,9 @@ typedef struct {
     const bench_kernel_t *k;
     bench_ctx_t           ctx;
     int                   node, nodes; /* this rank's file index and the number of files */
+    int                   node_leader; /* rank 0 of this rank's node */
+    bench_cache_t         cache_used;  /* the weakest --read-cache method any repetition got */
+    char                  cache_note[BENCH_MSG]; /* why it fell back, the first time it did */
     uint64_t              total;       /* raw bytes per repetition, all ranks */
     unsigned long         id;          /* rank 0's pid: names files of this run */
 } run_t;
@@ -161,6 +169,54 @@ static int timed_read(run_t *run, const char *path, hid_t fapl, hid_t dxpl, char
     return rc;
 }
 
+/* sync, then "3" into /proc/sys/vm/drop_caches (--drop-caches-file): the page
+ * cache, dentries and inodes of this node (clean pages only: hence the sync first). */
+static int drop_caches(const char *file, char *err, size_t len)
+{
+    sync();
+    int fd = open(file, O_WRONLY);
+    if (fd < 0 || write(fd, "3\n", 2) != 2) {
+        snprintf(err, len, "writing %s: %s", file, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+/* Between the write and the read phase, untimed: rank 0 of each node drops the
+ * caches (--read-cache drop) or evicts the files of this variant from them
+ * (fadvise, also the fallback when dropping is not permitted). Every rank learns
+ * the weakest method any node got, and the first node's reason for falling back. */
+static void cold_cache(run_t *run, const result_t *r)
+{
+    const bench_opts_t *o = run->o;
+    if (o->read_cache == CACHE_NONE)
+        return;
+    char err[BENCH_MSG] = "", path[4096], prefix[256];
+    int  used = o->read_cache, worst;
+    file_names(run, r, path, sizeof path, prefix, sizeof prefix);
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank has closed the file */
+    if (run->node_leader) {
+        if (used == CACHE_DROP && drop_caches(o->drop_file, err, sizeof err) < 0)
+            used = CACHE_FADVISE;
+        if (used == CACHE_FADVISE) {
+            char ferr[BENCH_MSG] = "";
+            if (bench_evict_prefix(o->dir, prefix, ferr, sizeof ferr) < 0) {
+                used = CACHE_NONE;
+                snprintf(err + strlen(err), sizeof err - strlen(err), "%s%s", err[0] ? "; " : "", ferr);
+            }
+        }
+    }
+    MPI_Allreduce(&used, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int fell = agree(used != (int)o->read_cache, err, sizeof err);
+    if (fell && !run->cache_note[0])
+        snprintf(run->cache_note, sizeof run->cache_note, "%s", err);
+    if (worst > (int)run->cache_used)
+        run->cache_used = (bench_cache_t)worst;
+}
+
 static uint64_t count_bad(const bench_ctx_t *c)
 {
     if (memcmp(c->wbuf, c->rbuf, (size_t)c->bytes) == 0)
@@ -200,6 +256,7 @@ static void one_rep(run_t *run, result_t *r, int rep)
 
     for (uint64_t i = 0; i < run->ctx.bytes; i++) /* every byte wrong until read */
         run->ctx.rbuf[i] = (unsigned char)~run->ctx.wbuf[i];
+    cold_cache(run, r);
     MPI_Barrier(MPI_COMM_WORLD);
     t0        = MPI_Wtime();
     rc        = timed_read(run, path, rfapl, dxpl, err, sizeof err);
@@ -266,6 +323,26 @@ static void human(uint64_t b, char *buf, size_t len)
         snprintf(buf, len, "%.1f KiB", (double)b / 1024.0);
 }
 
+static const char *cache_word(bench_cache_t c)
+{
+    return c == CACHE_DROP ? "drop" : c == CACHE_FADVISE ? "fadvise" : "none";
+}
+
+static const char *cache_text(bench_cache_t used, bench_cache_t asked, const char *note)
+{
+    static char buf[BENCH_MSG + 256];
+    const char *what = used == CACHE_DROP      ? "dropped before every read (sync; 3 > /proc/sys/vm/drop_caches, "
+                                                 "rank 0 of each node)"
+                       : used == CACHE_FADVISE ? "the files evicted before every read (fsync + "
+                                                 "POSIX_FADV_DONTNEED, rank 0 of each node; a file server's own "
+                                                 "cache may still serve reads)"
+                       : asked == CACHE_NONE   ? "not avoided (--read-cache none): reads may come from the page cache"
+                                               : "NOT avoided: reads may come from the page cache";
+    snprintf(buf, sizeof buf, "%s [%s]%s%s%s", what, cache_word(used), note[0] ? " (fell back: " : "", note,
+             note[0] ? ")" : "");
+    return buf;
+}
+
 static void report(const run_t *run, const result_t *res, int n)
 {
     const bench_opts_t *o = run->o;
@@ -276,12 +353,23 @@ static void report(const run_t *run, const result_t *res, int n)
     printf("tagg-bench: ranks=%d nodes=%d files=%s reps=%d fsync=%d verify=%d dir=%s raw bytes/rep=%llu (%s)\n",
            run->ctx.wsize, run->nodes, o->per_node ? "per-node" : "shared", o->reps, o->fsync, o->verify, o->dir,
            (unsigned long long)run->total, sz);
-    stat_t ref_w = {0, 0, 0}, ref_r = {0, 0, 0};
+    printf("tagg-bench: read cache: %s\n", cache_text(run->cache_used, o->read_cache, run->cache_note));
+    /* The reference of the ratio columns: the better MPI-IO mode (by median),
+     * for writes and reads separately. */
+    stat_t      ref_w = {0, 0, 0}, ref_r = {0, 0, 0};
+    const char *ref_wn = NULL, *ref_rn = NULL;
     for (int i = 0; i < n; i++)
-        if (!strcmp(res[i].v.name, "mpiio-coll") && res[i].done && !res[i].unavailable) {
-            ref_w = bw_stats(res[i].wt, res[i].done, run->total * (uint64_t)o->timesteps);
-            ref_r = bw_stats(res[i].rt, res[i].done, run->total);
+        if (!strcmp(res[i].v.kind->kind, "mpiio") && res[i].done && !res[i].unavailable && !res[i].failed) {
+            stat_t w = bw_stats(res[i].wt, res[i].done, run->total * (uint64_t)o->timesteps);
+            stat_t rd = bw_stats(res[i].rt, res[i].done, run->total);
+            if (w.med > ref_w.med)
+                ref_w = w, ref_wn = res[i].v.name;
+            if (rd.med > ref_r.med)
+                ref_r = rd, ref_rn = res[i].v.name;
         }
+    if (ref_wn)
+        printf("tagg-bench: write x, read x: median / the best MPI-IO mode's median (write: %s, read: %s)\n",
+               ref_wn, ref_rn);
     printf("%-15s %11s %10s %23s %10s %23s %7s %7s  %s\n", "variant", "bytes/rep", "write MiB/s", "(min .. max)",
            "read MiB/s", "(min .. max)", "write x", "read x", "verify");
     for (int i = 0; i < n; i++) {
@@ -342,27 +430,28 @@ static int write_csv(const run_t *run, const result_t *res, int n)
         fprintf(stderr, "tagg-bench: cannot write '%s'\n", run->o->csv);
         return -1;
     }
-    fprintf(f, "kernel,ranks,files,variant,rep,status,bytes,write_s,write_MiBs,read_s,read_MiBs\n");
-    const char *files = run->o->per_node ? "per-node" : "shared";
+    fprintf(f, "kernel,ranks,files,variant,rep,status,bytes,write_s,write_MiBs,read_s,read_MiBs,read_cache\n");
+    const char *files = run->o->per_node ? "per-node" : "shared", *cw = cache_word(run->cache_used);
     for (int i = 0; i < n; i++) {
         const result_t *r    = &res[i];
         const char     *stat = r->unavailable ? "unavailable" : r->failed ? "failed" : "ok";
         for (int j = 0; j < r->done; j++)
-            fprintf(f, "%s,%d,%s,%s,%d,%s,%llu,%.6f,%.3f,%.6f,%.3f\n", run->k->name, run->ctx.wsize, files,
+            fprintf(f, "%s,%d,%s,%s,%d,%s,%llu,%.6f,%.3f,%.6f,%.3f,%s\n", run->k->name, run->ctx.wsize, files,
                     r->v.name, j + 1, stat, (unsigned long long)run->total, r->wt[j],
-                    (double)run->total / 1048576.0 / r->wt[j], r->rt[j], (double)run->total / 1048576.0 / r->rt[j]);
+                    (double)run->total * run->o->timesteps / 1048576.0 / r->wt[j], r->rt[j],
+                    (double)run->total / 1048576.0 / r->rt[j], cw);
         if (r->unavailable || r->failed)
-            fprintf(f, "%s,%d,%s,%s,-,%s: %s,%llu,,,,\n", run->k->name, run->ctx.wsize, files, r->v.name, stat,
-                    r->reason, (unsigned long long)run->total);
+            fprintf(f, "%s,%d,%s,%s,-,%s: %s,%llu,,,,,%s\n", run->k->name, run->ctx.wsize, files, r->v.name, stat,
+                    r->reason, (unsigned long long)run->total, cw);
         if (!r->done)
             continue;
         stat_t w = bw_stats(r->wt, r->done, run->total * (uint64_t)run->o->timesteps), rd = bw_stats(r->rt, r->done, run->total);
-        fprintf(f, "%s,%d,%s,%s,median,%s,%llu,,%.3f,,%.3f\n", run->k->name, run->ctx.wsize, files, r->v.name, stat,
-                (unsigned long long)run->total, w.med, rd.med);
-        fprintf(f, "%s,%d,%s,%s,min,%s,%llu,,%.3f,,%.3f\n", run->k->name, run->ctx.wsize, files, r->v.name, stat,
-                (unsigned long long)run->total, w.min, rd.min);
-        fprintf(f, "%s,%d,%s,%s,max,%s,%llu,,%.3f,,%.3f\n", run->k->name, run->ctx.wsize, files, r->v.name, stat,
-                (unsigned long long)run->total, w.max, rd.max);
+        fprintf(f, "%s,%d,%s,%s,median,%s,%llu,,%.3f,,%.3f,%s\n", run->k->name, run->ctx.wsize, files, r->v.name,
+                stat, (unsigned long long)run->total, w.med, rd.med, cw);
+        fprintf(f, "%s,%d,%s,%s,min,%s,%llu,,%.3f,,%.3f,%s\n", run->k->name, run->ctx.wsize, files, r->v.name,
+                stat, (unsigned long long)run->total, w.min, rd.min, cw);
+        fprintf(f, "%s,%d,%s,%s,max,%s,%llu,,%.3f,,%.3f,%s\n", run->k->name, run->ctx.wsize, files, r->v.name,
+                stat, (unsigned long long)run->total, w.max, rd.max, cw);
     }
     return fclose(f) == 0 ? 0 : -1;
 }
@@ -377,6 +466,7 @@ static void split_files(run_t *run, MPI_Comm *comm)
     int      nrank;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, wrank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &nrank);
+    run->node_leader = nrank == 0;
     MPI_Comm_split(MPI_COMM_WORLD, nrank == 0 ? 0 : MPI_UNDEFINED, wrank, &leaders);
     int ids[2] = {0, 0};
     if (leaders != MPI_COMM_NULL) {
@@ -424,6 +514,7 @@ int main(int argc, char **argv)
     }
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are collected and reported per variant */
     run.o = &o, run.k = bench_find_kernel(o.kernel), run.ctx.opts = &o;
+    run.cache_used = o.read_cache; /* cold_cache only ever weakens it */
     unsigned long pid = (unsigned long)getpid();
     MPI_Bcast(&pid, 1, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD);
     run.id = pid;

@@ -23,6 +23,8 @@
 
 typedef enum { DIST_UNIFORM = 0, DIST_RANDOM, DIST_NORMAL } bench_dist_t;
 typedef enum { LAYOUT_AOS = 0, LAYOUT_SOA } bench_layout_t;
+/* How reads are kept away from the page cache (--read-cache). */
+typedef enum { CACHE_DROP = 0, CACHE_FADVISE, CACHE_NONE } bench_cache_t;
 
 typedef struct bench_opts {
     const char *kernel;      /* --kernel */
@@ -41,6 +43,8 @@ typedef struct bench_opts {
     int64_t     subfiling_stripe; /* --subfiling-stripe (bytes, 0: HDF5's default) */
     int         timesteps;   /* --timesteps: writes per file, one group "step<t>" each when > 1 */
     double      compute;     /* --compute: seconds of emulated computation before each timestep */
+    bench_cache_t read_cache; /* --read-cache: what happens between the write and the read phase */
+    const char   *drop_file;  /* --drop-caches-file (default /proc/sys/vm/drop_caches; tests name another) */
     /* array1d */
     bench_dist_t dist;       /* --dist */
     uint64_t     size;       /* --size: uniform size, or upper bound of random */
@@ -51,6 +55,9 @@ typedef struct bench_opts {
     /* s3d */
     uint64_t grid[3]; /* --grid NX NY NZ per rank */
     int      vars;    /* --vars */
+    /* columns */
+    uint64_t rows;    /* --rows per rank */
+    uint64_t cols;    /* --cols in all */
 } bench_opts_t;
 
 /* ------------------------------------------------------------------ kernels */
@@ -82,7 +89,8 @@ typedef struct bench_kernel {
 } bench_kernel_t;
 
 extern const bench_kernel_t *const bench_kernels[]; /* NULL-terminated (kernels.c) */
-extern const bench_kernel_t bench_kernel_array1d, bench_kernel_hacc, bench_kernel_s3d;
+extern const bench_kernel_t bench_kernel_array1d, bench_kernel_hacc, bench_kernel_s3d, bench_kernel_columns,
+    bench_kernel_vpic;
 
 /* Kernel helpers (kernels.c). A 1D dataset `name` of `total` elements of `type`,
  * this rank's part [off, off + count) from/to buf; collective when dxpl says so. */
@@ -135,5 +143,10 @@ void     bench_h5_reason(char *buf, size_t len);
  * directories). Returns how many it removed. */
 int      bench_remove_prefix(const char *dir, const char *prefix);
 double   bench_median(double *v, int n); /* sorts v */
+/* Evicts every file of dir whose name starts with prefix (one level of
+ * directories too) from this node's page cache: fsync, then
+ * posix_fadvise(POSIX_FADV_DONTNEED). Returns how many files it evicted, or -1
+ * with a message when one could not be. */
+int      bench_evict_prefix(const char *dir, const char *prefix, char *err, size_t len);
 
 #endif

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-const bench_kernel_t *const bench_kernels[] = {&bench_kernel_array1d, &bench_kernel_hacc, &bench_kernel_s3d, NULL};
+const bench_kernel_t *const bench_kernels[] = {&bench_kernel_array1d, &bench_kernel_hacc, &bench_kernel_s3d,
+                                               &bench_kernel_columns, &bench_kernel_vpic, NULL};
 
 void bench_offsets(MPI_Comm comm, uint64_t mine, uint64_t *off, uint64_t *total)
 {

@@ -35,14 +35,25 @@ void bench_usage(void)
            "                         phase reads the last one back); default 1\n"
            "  --compute SECONDS      emulated computation (sleep) before each timestep's write; the report\n"
            "                         then adds time inside the writes vs total (asynchronous mode: async=1)\n"
+           "  --read-cache drop|fadvise|none  between the write and the read phase (untimed), so that reads\n"
+           "                         come from storage, not from the page cache: drop = sync, then rank 0 of\n"
+           "                         each node writes 3 to /proc/sys/vm/drop_caches (needs root; falls back to\n"
+           "                         fadvise, and says so, when not permitted); fadvise = rank 0 of each node\n"
+           "                         fsyncs the run's files and evicts them (POSIX_FADV_DONTNEED; a file\n"
+           "                         server's own cache may still serve them); none = reads may be cached.\n"
+           "                         Default drop. The table's header says which method was used\n"
+           "  --drop-caches-file F   what drop writes to (default /proc/sys/vm/drop_caches; tests name an\n"
+           "                         unwritable path to see the fallback)\n"
            "Kernel options:\n"
            "  --dist uniform|random|normal  array1d block sizes (default uniform)\n"
            "  --size SZ              array1d: uniform size, or the upper bound of random (default 100K)\n"
            "  --mean SZ --sd SZ      array1d normal distribution (default size/2 and size/6)\n"
-           "  --particles N          hacc: particles per rank (default 100000)\n"
-           "  --layout aos|soa       hacc: one compound dataset, or nine datasets (default aos)\n"
+           "  --particles N          hacc, vpic: particles per rank (default 100000)\n"
+           "  --layout aos|soa       hacc: one compound dataset, or nine datasets (default aos); vpic: one\n"
+           "                         compound written member by member (INTERLEAVED), or 8 datasets (CONTIG)\n"
            "  --grid NX NY NZ        s3d: points per rank (default 32 32 32)\n"
            "  --vars N               s3d: values per point (default 11)\n"
+           "  --rows N --cols N      columns: rows per rank (default 256), columns in all (default 1024)\n"
            "Sizes (SZ) accept K, M, G suffixes (binary). Exit status: 0 when every available\n"
            "variant read back what it wrote; 1 when a check or a read failed; 2 on bad options.\n");
 }
@@ -70,12 +81,13 @@ static int number(const char *opt, const char *v, uint64_t lo, uint64_t *out, ch
 int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
 {
     static const char *const dists[] = {"uniform", "random", "normal"}, *const layouts[] = {"aos", "soa"},
-                             *const files[] = {"shared", "per-node"};
+                             *const files[] = {"shared", "per-node"}, *const caches[] = {"drop", "fadvise", "none"};
     memset(o, 0, sizeof *o);
     o->reps = 5, o->dir = "/tmp", o->verify = 1, o->tagg_config = "layout=shared", o->seed = 1;
     o->size = 100 * 1024, o->mean = -1, o->sd = -1, o->particles = 100000, o->vars = 11;
     o->grid[0] = o->grid[1] = o->grid[2] = 32;
     o->timesteps = 1;
+    o->rows = 256, o->cols = 1024, o->read_cache = CACHE_DROP, o->drop_file = "/proc/sys/vm/drop_caches";
     uint64_t u;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -157,6 +169,22 @@ int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
                 snprintf(err, len, "--compute: '%s' is not a number of seconds in [0, 3600]", v);
                 return -1;
             }
+        } else if (!strcmp(a, "--read-cache")) {
+            if (pick(v, caches, 3, &k) < 0) {
+                snprintf(err, len, "--read-cache: '%s' (valid: drop, fadvise, none)", v);
+                return -1;
+            }
+            o->read_cache = (bench_cache_t)k;
+        } else if (!strcmp(a, "--drop-caches-file")) {
+            o->drop_file = v;
+        } else if (!strcmp(a, "--rows") || !strcmp(a, "--cols")) {
+            if (number(a, v, 1, &u, err, len) < 0)
+                return -1;
+            if (u > (1ULL << 32)) {
+                snprintf(err, len, "%s: at most %llu", a, 1ULL << 32);
+                return -1;
+            }
+            *(a[2] == 'r' ? &o->rows : &o->cols) = u;
         } else if (!strcmp(a, "--dist")) {
             if (pick(v, dists, 3, &k) < 0) {
                 snprintf(err, len, "--dist: '%s' (valid: uniform, random, normal)", v);

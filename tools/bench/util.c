@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,77 @@ int bench_remove_prefix(const char *dir, const char *prefix)
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         n += remove_tree(path, 0);
+    }
+    closedir(d);
+    return n;
+}
+
+/* fsync + POSIX_FADV_DONTNEED of one file, or of the files of one directory. */
+static int evict_tree(const char *path, int depth, char *err, size_t len)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return 0;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = depth < 1 ? opendir(path) : NULL;
+        int  n = 0;
+        if (!d)
+            return 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char sub[4096];
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            int k = evict_tree(sub, depth + 1, err, len);
+            if (k < 0) {
+                n = -1;
+                break;
+            }
+            n += k;
+        }
+        closedir(d);
+        return n;
+    }
+    if (!S_ISREG(st.st_mode))
+        return 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        snprintf(err, len, "open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = fsync(fd) < 0 ? errno : 0;
+    if (rc == 0)
+        rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+    if (rc) {
+        snprintf(err, len, "evicting %s from the page cache: %s", path, strerror(rc));
+        return -1;
+    }
+    return 1;
+}
+
+int bench_evict_prefix(const char *dir, const char *prefix, char *err, size_t len)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, len, "opendir %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    size_t         plen = strlen(prefix);
+    int            n    = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, plen))
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        int k = evict_tree(path, 0, err, len);
+        if (k < 0) {
+            n = -1;
+            break;
+        }
+        n += k;
     }
     closedir(d);
     return n;

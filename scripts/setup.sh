@@ -122,12 +122,12 @@ step_hdf5() {
 
 # ---------------------------------------------------------------- Python
 step_venv() {
-  step python "venv with mpi4py, parallel h5py ($HDF5_ROOT), numpy, pytest"
+  step python "venv with mpi4py, parallel h5py ($HDF5_ROOT), numpy, pytest, scikit-learn"
   VENV="$TAGG_CACHE/venv-$PYTAG-hdf5-$(echo "$HDF5_ROOT" | cksum | cut -d' ' -f1)"
   if [ -f "$VENV/.tagg-stamp" ]; then echo "    cached at $VENV"; return; fi
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV" || die "python3 -m venv failed" "install python3-venv"
   local pip="$VENV/bin/pip"
-  run_logged pip-base "$pip" install --disable-pip-version-check "setuptools>=77" "Cython>=3" pkgconfig numpy pytest wheel
+  run_logged pip-base "$pip" install --disable-pip-version-check "setuptools>=77" "Cython>=3" pkgconfig numpy pytest wheel scikit-learn
   # Debian's MPICH lacks the libmpi.so.12 name the mpi4py wheel wants: build from source.
   # Low optimisation keeps the compiler's memory in bounds (one -O3 -g process grew past 21 GB).
   if ! "$VENV/bin/python" -c "import mpi4py" 2>/dev/null; then
@@ -142,6 +142,13 @@ step_venv() {
   LD_LIBRARY_PATH="$HDF5_ROOT/lib" "$VENV/bin/python" -c "import h5py, sys; print('    h5py', h5py.version.version, 'hdf5', h5py.version.hdf5_version, 'mpi', h5py.get_config().mpi); sys.exit(0 if h5py.get_config().mpi else 1)" \
     || die "h5py is not built for MPI" "remove $VENV and run again"
   touch "$VENV/.tagg-stamp"
+}
+# scikit-learn for tagg-tune (fitting tuning models); a venv made before it was
+# needed gets it here.
+step_venv_tune() {
+  if "$VENV/bin/python" -c "import sklearn" 2>/dev/null; then return; fi
+  step python "scikit-learn in the venv (tagg-tune)"
+  run_logged sklearn "$VENV/bin/pip" install --disable-pip-version-check scikit-learn
 }
 
 # ---------------------------------------------------------------- tagg
@@ -171,6 +178,7 @@ main() {
   step_packages
   step_hdf5
   step_venv
+  step_venv_tune
   step_build
   write_env
   STEP=done; echo "==> set-up complete (HDF5 $HDF5_ROOT, venv $VENV, build $BUILD)"

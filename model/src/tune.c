@@ -513,3 +513,33 @@ double tagg_tune_choose(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], co
     memcpy(x, best, sizeof best);
     return best_t;
 }
+
+/* ---- records ------------------------------------------------------------- */
+
+int tagg_tune_record_format(const tagg_tune_record_t *r, const char *op, const char *file, char *buf, size_t len)
+{
+    size_t n = 0;
+#define PUT(...)                                                                                                      \
+    do {                                                                                                              \
+        int k_ = snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__);                                               \
+        if (k_ < 0)                                                                                                   \
+            return -1;                                                                                                \
+        n += (size_t)k_;                                                                                              \
+    } while (0)
+    PUT("{\"tagg_record\":1,\"op\":\"%s\",\"file\":\"", op);
+    for (const unsigned char *p = (const unsigned char *)(file ? file : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            PUT("\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f)
+            PUT("\\u%04x", *p); /* bytes outside printable ASCII, one each */
+        else
+            PUT("%c", *p);
+    }
+    PUT("\"");
+    for (int v = 0; v < TAGG_TV_COUNT_; v++)
+        PUT(",\"%s\":%.17g", var_names[v], isfinite(r->v[v]) ? r->v[v] : 0.0);
+    PUT(",\"t_plan\":%.17g,\"t_move\":%.17g,\"t_fs\":%.17g,\"t_total\":%.17g}\n", r->t_plan, r->t_move, r->t_fs,
+        r->t_total);
+#undef PUT
+    return n < len ? (int)n : -1;
+}

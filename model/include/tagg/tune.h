@@ -118,6 +118,26 @@ double tagg_tune_predict(const tagg_tune_model_t *m, const double x[TAGG_TV_COUN
  * choice, or -1 when the model knows no free setting (x unchanged). */
 double tagg_tune_choose(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_]);
 
+/* ---- records (`record=FILE`): one JSON object a line ----------------------
+ *
+ *   {"tagg_record":1,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
+ *    "t_plan":0.0012,"t_move":0.0345,"t_fs":0.0211,"t_total":0.0568}
+ *
+ * Keys: tagg_record (format, 1), op ("write" or "read"), file (the base name
+ * of the file, JSON-escaped), every vocabulary name above with its value, and
+ * the measured seconds: t_plan (describe + plan), t_move (the round loop or
+ * the direct accesses), t_fs (of which in file-system calls), t_total (the
+ * call, as the slowest rank saw it). Numbers are printed with 17 significant
+ * digits, so a reader gets the doubles back exactly. */
+typedef struct {
+  double v[TAGG_TV_COUNT_];
+  double t_plan, t_move, t_fs, t_total;
+} tagg_tune_record_t;
+
+/* Formats one record line (with its '\n') into buf; returns its length, or
+ * -1 when it does not fit in len bytes. */
+int tagg_tune_record_format(const tagg_tune_record_t *r, const char *op, const char *file, char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -43,13 +43,13 @@ run_logged() {
 }
 
 # ---------------------------------------------------------------- packages
-SYS_PKGS="mpich libmpich-dev libcmocka-dev libmemkind-dev libhwloc-dev zlib1g-dev pkg-config ninja-build cmake gcc g++ make dpkg-dev xz-utils python3-dev python3-venv"
+SYS_PKGS="mpich libmpich-dev libcmocka-dev libmemkind-dev libhwloc-dev zlib1g-dev libblosc-dev liblz4-dev libzstd-dev pkg-config ninja-build cmake gcc g++ make dpkg-dev xz-utils python3-dev python3-venv"
 APT_UPDATED=0
 apt_update_once() {
   if [ "$APT_UPDATED" = 0 ]; then run_logged apt-update apt-get update; APT_UPDATED=1; fi
 }
 step_packages() {
-  step packages "system packages (MPICH, CMocka, memkind, hwloc, zlib, Ninja)"
+  step packages "system packages (MPICH, CMocka, memkind, hwloc, zlib, c-blosc, LZ4, Zstandard, Ninja)"
   local missing=""
   for p in $SYS_PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -13,47 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Figures for the real machine until calibration (issue 5) measures them:
- * 1 us per hop, 10 GB/s links. Only ratios matter for the election. */
-#define GENERIC_LATENCY 1e-6
-#define GENERIC_BANDWIDTH 10e9
-
-/* Which node each rank is on: from the topology file when one is configured
- * (several virtual nodes on one host), else from the shared-memory split. */
-static int machine(tagg_file_t *f, tagg_engine_t *e, MPI_Comm node)
-{
-    tagg_err_t err;
-    int        rc = 0;
-    if (e->topo) /* from the topology file, loaded and checked at open */
-        return 0;
-    MPI_Comm leaders = MPI_COMM_NULL;
-    int      lrank = 0, node_id = 0;
-    int     *rank_node = malloc((size_t)f->size * sizeof *rank_node);
-    MPI_Comm_rank(node, &lrank);
-    MPI_Comm_split(f->comm, lrank == 0 ? 0 : MPI_UNDEFINED, f->rank, &leaders);
-    if (leaders != MPI_COMM_NULL) {
-        MPI_Comm_rank(leaders, &node_id);
-        MPI_Comm_free(&leaders);
-    }
-    MPI_Bcast(&node_id, 1, MPI_INT, 0, node);
-    if (!rank_node) {
-        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
-        rc = -1;
-    }
-    if (tagg_agree(f->comm, rc, "describing the machine") < 0) {
-        free(rank_node);
-        return -1;
-    }
-    MPI_Allgather(&node_id, 1, MPI_INT, rank_node, 1, MPI_INT, f->comm);
-    if (tagg_topology_generic_from_ranks(f->size, rank_node, 0, NULL, GENERIC_LATENCY, GENERIC_BANDWIDTH, &e->topo,
-                                         &err) < 0) {
-        TAGG_ERR(TAGG_E_CONFIG, "topology: %s", err.msg);
-        rc = -1;
-    }
-    free(rank_node);
-    return rc;
-}
-
 /* ---- engine resources: the machine description and the aggregation buffers --
  *
  * Both cost collectives (node splits, an allgather, the tier choice, a window
@@ -74,13 +33,15 @@ static int machine(tagg_file_t *f, tagg_engine_t *e, MPI_Comm node)
  * the NVR directory with a forced tier) fails the file's first collective
  * write or read, on every rank, not H5Fcreate. */
 typedef struct tagg_engine_res {
-    tagg_topology_t *topo;
-    tagg_tier_buf_t  buf;            /* window and memory, in the chosen tier */
-    int              tier;           /* its index in the tier table */
-    char             tier_text[96];  /* for the summary */
-    char            *key;            /* what it was made for (res_key) */
-    int              users;     /* open files using it */
-    int              cached;    /* the world cache owns it */
+    tagg_topology_t    *topo;
+    tagg_engine_node_t *nodes;          /* [nnodes] what each node offers */
+    int                *node_tier;      /* [nnodes] tier of each node's buffers */
+    tagg_tier_buf_t     buf;            /* window and memory, made at the first aggregated call */
+    char                tier_text[96];  /* for the summary */
+    char               *key;            /* what it was made for (res_key) */
+    uint64_t            hash;           /* of key */
+    int                 users;     /* open files using it */
+    int                 cached;    /* the world cache owns it */
 } res_t;
 
 static res_t *world_res;                       /* at most one cached entry per process */
@@ -93,6 +54,7 @@ static void res_free(res_t *r)
     tagg_tier_free(&r->buf);
     if (r->topo)
         tagg_topology_free(r->topo);
+    free(r->nodes), free(r->node_tier);
     free(r->key);
     free(r);
 }
@@ -130,106 +92,133 @@ static char *res_key(const tagg_file_t *f, const tagg_engine_t *e)
     return strdup(key);
 }
 
-/* Collective over f->comm: machine description and window, new. */
-static res_t *res_make(tagg_file_t *f, tagg_engine_t *e, char *key)
+static uint64_t hash_text(const char *s)
 {
-    res_t *r  = calloc(1, sizeof *r);
-    int    rc = 0;
-    if (!r || !key) {
-        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
-        rc = -1;
-    }
-    if (tagg_agree(f->comm, rc, "starting the engine") < 0) {
-        free(r), free(key);
-        return NULL;
-    }
-    r->key     = key;
-    r->buf.win = MPI_WIN_NULL;
-    /* One shared-memory split serves the machine description and the tier
-     * choice (whose capacities are those of the physical node). */
-    MPI_Comm node = MPI_COMM_NULL;
-    int      code = MPI_Comm_split_type(f->comm, MPI_COMM_TYPE_SHARED, f->rank, MPI_INFO_NULL, &node);
-    if (code != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Comm_split_type (node)", code);
-        res_free(r);
-        return NULL; /* collective: MPI fails it on every rank */
-    }
-    rc      = machine(f, e, node);
-    r->topo = e->topo, e->topo = NULL;
-    if (tagg_agree(f->comm, rc, "describing the machine") < 0) {
-        MPI_Comm_free(&node);
-        res_free(r);
-        return NULL;
-    }
-    e->topo = r->topo; /* the tier choice reads it */
-    rc      = tagg_engine_tier_setup(f, e, node);
-    MPI_Comm_free(&node);
-    if (rc < 0) {
-        e->topo = NULL;
-        res_free(r);
-        return NULL;
-    }
-    r->buf  = e->buf, r->tier = e->tier;
-    memcpy(r->tier_text, e->tier_text, sizeof r->tier_text);
-    return r;
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h ? h : 1;
 }
 
-/* Collective, at the file's first collective raw-data call (engine.h). */
-int tagg_engine_ready(tagg_file_t *f, tagg_engine_t *e)
+/* Files on a communicator congruent to MPI_COMM_WORLD share the cached
+ * resources. Asynchronous files run their rounds on worker threads,
+ * concurrently with other files' calls: they get private resources. */
+static int world_file(const tagg_file_t *f)
+{
+    int world = MPI_UNEQUAL;
+    MPI_Comm_compare(f->comm, MPI_COMM_WORLD, &world);
+    return (world == MPI_IDENT || world == MPI_CONGRUENT) && !f->cfg.async;
+}
+
+/* What rides in this rank's describe row about the cache (tagg_engine_describe). */
+static void res_offer(tagg_file_t *f, tagg_engine_t *e, uint64_t *hash, uint32_t *flags)
+{
+    *hash = 0, *flags = 0;
+    if (e->res)
+        return;
+    if (!e->res_key)
+        e->res_key = res_key(f, e);
+    int world = world_file(f);
+    if (world && world_res && e->res_key && hash_text(e->res_key) == world_res->hash &&
+        !strcmp(world_res->key, e->res_key))
+        *hash = world_res->hash;
+    *flags = (world ? TAGG_RES_WORLD : 0) | (world && world_res && world_res->users > 0 ? TAGG_RES_BUSY : 0) |
+             (world && world_res ? TAGG_RES_HAS : 0);
+}
+
+static void res_use(tagg_file_t *f, tagg_engine_t *e, res_t *r, const char *how)
+{
+    r->users++;
+    if (f->cfg.verbose >= 2 && f->rank == 0) {
+        printf("tagg: engine resources for file=%s: %s\n", f->path, how);
+        fflush(stdout);
+    }
+    if (e->topo && e->topo != r->topo) /* loaded at open; the cached one is the same file */
+        tagg_topology_free(e->topo);
+    e->res = r, e->topo = r->topo, e->node_tier = r->node_tier;
+    e->tier = r->node_tier[tagg_topology_rank_node(r->topo, f->rank)];
+    memcpy(e->tier_text, r->tier_text, sizeof e->tier_text);
+}
+
+/* Collective, at a file's first collective raw-data call, after the describe
+ * gather (whose rows say whether every rank holds the same cached resources):
+ * the machine description, from the cache or made (engine_tier.c). 0 or -1 on
+ * every rank. */
+static int res_ready(tagg_file_t *f, tagg_engine_t *e)
 {
     if (e->res)
         return 0;
-    int world = MPI_UNEQUAL;
-    MPI_Comm_compare(f->comm, MPI_COMM_WORLD, &world);
-    /* Asynchronous files run their rounds on worker threads, concurrently with
-     * other files' calls: they get private resources, never the cached window. */
-    world = (world == MPI_IDENT || world == MPI_CONGRUENT) && !f->cfg.async;
-    /* what this rank's cache says: hit, or free to be replaced */
-    char *key = res_key(f, e);
-    int   hit = world && key && world_res && strcmp(world_res->key, key) == 0;
-    /* not world (an asynchronous file, on a worker thread): the cache is not even looked at */
-    int   has = world && world_res != NULL, busy = has && world_res->users > 0;
-    int in[6] = {hit, -hit, has, -has, busy, -busy}, out[6];
-    int code  = MPI_Allreduce(in, out, 6, MPI_INT, MPI_MIN, f->comm);
-    if (code != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Allreduce (engine resources)", code);
-        free(key);
+    const tagg_engine_row_t *rows = e->rows;
+    uint64_t h = rows[0].res_hash;
+    int      hit = h != 0, world = 1, busy = 0, has = 1;
+    for (int r = 0; r < f->size; r++) {
+        hit &= rows[r].res_hash == h;
+        world &= (rows[r].res_flags & TAGG_RES_WORLD) != 0;
+        busy |= (rows[r].res_flags & TAGG_RES_BUSY) != 0;
+        has &= (rows[r].res_flags & TAGG_RES_HAS) != 0;
+    }
+    if (hit) {
+        res_use(f, e, world_res, "from the cache");
+        return 0;
+    }
+    int cache = world && !busy;
+    if (cache && has) { /* every rank frees the same window */
+        res_free(world_res);
+        world_res = NULL;
+    }
+    res_t *r = calloc(1, sizeof *r);
+    if (!r || !e->res_key) { /* takes part in the machine step's gather and agreement with nothing */
+        free(r);
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        tagg_topology_t    *t = NULL;
+        tagg_engine_node_t *n = NULL;
+        int                *nt = NULL;
+        if (tagg_engine_machine(f, e, &t, &n, &nt) == 0) {
+            if (t)
+                tagg_topology_free(t), e->topo = e->topo == t ? NULL : e->topo;
+            free(n), free(nt);
+        }
+        return tagg_agree(f->comm, -1, "describing the machine") < 0 ? -1 : -1;
+    }
+    r->buf.win = MPI_WIN_NULL;
+    /* the machine step fails alike everywhere, except for memory; one agreement, once per communicator */
+    int mrc = tagg_engine_machine(f, e, &r->topo, &r->nodes, &r->node_tier);
+    if (tagg_agree(f->comm, mrc, "describing the machine") < 0) {
+        if (mrc == 0) {
+            if (r->topo)
+                tagg_topology_free(r->topo), e->topo = e->topo == r->topo ? NULL : e->topo;
+            free(r->nodes), free(r->node_tier);
+        }
+        free(r);
         return -1;
     }
-    int same = out[0] == -out[1] && out[2] == -out[3] && out[4] == -out[5];
-    res_t *r = NULL;
-    if (same && hit) {
-        r = world_res;
-        free(key);
-        if (e->topo) /* loaded at open; the cached one is the same file */
-            tagg_topology_free(e->topo);
-    }
-    else {
-        int cache = same && world && !busy;
-        if (cache && has) { /* every rank frees the same window */
-            res_free(world_res);
-            world_res = NULL;
+    if (!r->topo) /* from the topology file loaded at open: the resources own it now */
+        r->topo = e->topo;
+    r->key = strdup(e->res_key), r->hash = hash_text(e->res_key);
+    if (cache && r->key) {
+        if (world_keyval == MPI_KEYVAL_INVALID &&
+            MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, res_finalize, &world_keyval, NULL) == MPI_SUCCESS) {
+            tagg_engine_pin_library();
+            MPI_Comm_set_attr(MPI_COMM_SELF, world_keyval, NULL);
         }
-        if (!(r = res_make(f, e, key)))
-            return -1;
-        if (cache) {
-            if (world_keyval == MPI_KEYVAL_INVALID &&
-                MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, res_finalize, &world_keyval, NULL) == MPI_SUCCESS) {
-                tagg_engine_pin_library();
-                MPI_Comm_set_attr(MPI_COMM_SELF, world_keyval, NULL);
-            }
-            r->cached = world_keyval != MPI_KEYVAL_INVALID; /* else freed at close like any other */
-            if (r->cached)
-                world_res = r;
-        }
+        r->cached = world_keyval != MPI_KEYVAL_INVALID; /* else freed at close like any other */
+        if (r->cached)
+            world_res = r;
     }
-    r->users++;
-    if (f->cfg.verbose >= 2 && f->rank == 0) {
-        printf("tagg: engine resources for file=%s: %s\n", f->path,
-               r == world_res && same && hit ? "from the cache" : r->cached ? "made, cached" : "made, private");
-        fflush(stdout);
-    }
-    e->res = r, e->topo = r->topo, e->buf = r->buf, e->win = r->buf.win, e->base = r->buf.base, e->tier = r->tier;
+    snprintf(r->tier_text, sizeof r->tier_text, "tier=%s", e->tiers.tier[r->node_tier[tagg_topology_rank_node(r->topo, f->rank)]].name);
+    res_use(f, e, r, r->cached ? "made, cached" : "made, private");
+    return 0;
+}
+
+/* Collective, at the first call that aggregates: the aggregation buffers. */
+static int res_buffers(tagg_file_t *f, tagg_engine_t *e)
+{
+    res_t *r = e->res;
+    if (r->buf.win == MPI_WIN_NULL &&
+        tagg_engine_buffers(f, e, r->nodes, r->node_tier, &r->buf, r->tier_text, sizeof r->tier_text) < 0)
+        return -1;
+    e->buf = r->buf, e->win = r->buf.win, e->base = r->buf.base;
+    e->tier = r->node_tier[tagg_topology_rank_node(r->topo, f->rank)];
     memcpy(e->tier_text, r->tier_text, sizeof e->tier_text);
     return 0;
 }
@@ -238,6 +227,8 @@ static void engine_free(tagg_engine_t *e)
 {
     if (!e)
         return;
+    free(e->rows), free(e->req), free(e->prev_rows), free(e->res_key), free(e->machine_rows);
+    tagg_call_plan_free(&e->prev_plan);
     if (e->res && --e->res->users == 0 && !e->res->cached)
         res_free(e->res);
     if (!e->res && e->topo) /* loaded at open, resources never made */
@@ -265,6 +256,11 @@ static int tapioca_open(tagg_file_t *f)
             free(e);
             return -1;
         }
+        if (tagg_fs_perf_load(f->cfg.tiers, &e->fs, &err) < 0) {
+            TAGG_ERR(TAGG_E_CONFIG, "tiers: %s", err.msg);
+            free(e);
+            return -1;
+        }
     }
     else
         tagg_tiers_default(&e->tiers);
@@ -280,8 +276,14 @@ static int tapioca_open(tagg_file_t *f)
         free(e);
         return -1;
     }
-    if (tagg_engine_plan_init() < 0) {
-        free(e);
+    tagg_engine_probe_tiers(f, e);
+    e->rows      = malloc((size_t)f->size * sizeof *e->rows);
+    e->machine_rows = malloc((size_t)f->size * tagg_engine_machine_row_size());
+    e->req       = malloc((size_t)f->size * sizeof *e->req);
+    e->prev_rows = malloc((size_t)f->size * sizeof *e->prev_rows);
+    if (!e->rows || !e->req || !e->prev_rows || !e->machine_rows) {
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        engine_free(e);
         return -1;
     }
     /* A topology file is read and checked here, so that a bad one fails the
@@ -379,34 +381,61 @@ static int move(tagg_file_t *f, const tagg_extents_t *x, bool collective, tagg_d
     return move_one(f, x, dir);
 }
 
+/* One collective call: describe + gather, resources when first needed, the
+ * model's plan, then direct access or the round loop. */
 static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
 {
     tagg_engine_t *e = f->backend;
     tagg_call_t    c;
-    double t0 = MPI_Wtime();
-    int    rc = tagg_engine_plan(f, e, x, &c), plan_rc = rc;
+    uint64_t       h;
+    uint32_t       fl;
+    double         t0 = MPI_Wtime();
+    memset(&c, 0, sizeof c);
+    res_offer(f, e, &h, &fl);
+    if (tagg_engine_describe(f, e, x, h, fl) < 0)
+        return -1;
+    int raw = 0, failed = 0;
+    for (int r = 0; r < f->size; r++)
+        raw |= e->rows[r].req.bytes && (e->rows[r].req.flags & TAGG_REQ_RAW), failed |= (e->rows[r].req.flags & TAGG_REQ_FAILED) != 0;
+    double tr = MPI_Wtime();
+    if (raw && !failed && res_ready(f, e) < 0) /* the machine and the tiers, once per communicator */
+        return -1;
+    tr = MPI_Wtime() - tr;
+    double tb = 0;
+    int rc = tagg_engine_plan(f, e, &c);
     double t1 = MPI_Wtime();
-    if (rc == 1)
-        rc = 0; /* nothing to move anywhere */
-    else if (rc == 2)
-        rc = tagg_io_direct(f, x, dir); /* no aggregation: each rank its own extents, in order */
-    else if (rc == 0) {
-        rc = dir == TAGG_WRITE ? tagg_engine_write(f, e, &c) : tagg_engine_read(f, e, &c);
-        f->stats.aggr_calls[dir] += f->rank == 0;
+    if (rc == 0 && c.plan.action == TAGG_CALL_DIRECT)
+        rc = tagg_io_direct(f, x, dir); /* each rank its own extents, in order */
+    else if (rc == 0 && c.plan.action == TAGG_CALL_AGGREGATE) {
+        tb     = MPI_Wtime();
+        int br = res_buffers(f, e); /* agreed */
+        tb     = MPI_Wtime() - tb;
+        if (br < 0)
+            rc = -1;
+        else {
+            tagg_engine_pieces(f, e, x, &c);
+            rc = dir == TAGG_WRITE ? tagg_engine_write(f, e, &c) : tagg_engine_read(f, e, &c);
+            f->stats.aggr_calls[dir] += f->rank == 0;
+        }
     }
-    if (f->cfg.verbose >= 2 && f->rank == 0 && (plan_rc == 1 || plan_rc == 2)) {
-        printf("tagg: %s call not aggregated (%s) plan=%.6fs access=%.6fs\n", dir == TAGG_WRITE ? "write" : "read",
-               plan_rc == 1 ? "nothing to move" : "direct", t1 - t0, MPI_Wtime() - t1);
+    if (f->rank == 0 && c.plan.action == TAGG_CALL_DIRECT && c.plan.why && !strcmp(c.plan.why, "direct access costs less"))
+        e->direct_calls++;
+    if (f->cfg.verbose >= 2 && f->rank == 0 && c.plan.action != TAGG_CALL_AGGREGATE) {
+        printf("tagg: %s call not aggregated (%s) cost_direct=%.3gs cost_aggregated=%.3gs plan=%.6fs access=%.6fs\n",
+               dir == TAGG_WRITE ? "write" : "read", c.plan.why ? c.plan.why : "failed", c.plan.cost_direct,
+               c.plan.cost_aggr, t1 - t0, MPI_Wtime() - t1);
         fflush(stdout);
     }
-    if (f->cfg.verbose >= 2 && f->rank == 0 && plan_rc == 0 && c.aggr) {
-        printf("tagg: %s call range=[%llu,%llu) domains=%d domain_size=%llu rounds=%d aggregators=", 
+    if (f->cfg.verbose >= 2 && f->rank == 0 && c.plan.action == TAGG_CALL_AGGREGATE && c.aggr) {
+        printf("tagg: %s call range=[%llu,%llu) domains=%d domain_size=%llu rounds=%d aggregators=",
                dir == TAGG_WRITE ? "write" : "read", (unsigned long long)c.lo, (unsigned long long)c.hi, c.ndom,
                (unsigned long long)c.dsize, c.nrounds);
         for (int d = 0; d < c.ndom && d < 16; d++)
             printf("%s%d", d ? "," : "", c.aggr[d]);
-        printf("%s per_node=%d throttle=%d plan=%.6fs move=%.6fs\n", c.ndom > 16 ? ",..." : "", c.per_node,
-               c.throttle, t1 - t0, MPI_Wtime() - t1);
+        printf("%s per_node=%d throttle=%d why=\"%s\" cost_direct=%.3gs cost_aggregated=%.3gs plan=%s%s "
+               "plan=%.6fs (resources %.6fs) move=%.6fs (buffers %.6fs)\n",
+               c.ndom > 16 ? ",..." : "", c.per_node, c.throttle, c.plan.why, c.plan.cost_direct, c.plan.cost_aggr,
+               c.reused ? "reused" : "new", c.plan.exact ? "" : ",coverage-exchange", t1 - t0, tr, MPI_Wtime() - t1, tb);
         fflush(stdout);
     }
     tagg_engine_call_free(&c);
@@ -426,7 +455,14 @@ static int tapioca_read(tagg_file_t *f, const tagg_extents_t *x, bool collective
 static void tapioca_describe(const tagg_file_t *f, char *buf, size_t len)
 {
     const tagg_engine_t *e = f->backend;
-    snprintf(buf, len, "%s", e ? e->tier_text : "");
+    if (!e) {
+        snprintf(buf, len, "%s", "");
+        return;
+    }
+    /* rank 0's counts: every rank makes the same choices */
+    snprintf(buf, len, "%s%saggregate=%s direct_by_model=%llu plans_reused=%llu", e->tier_text, e->tier_text[0] ? " " : "",
+             tagg_aggregate_names[f->cfg.aggregate], (unsigned long long)e->direct_calls,
+             (unsigned long long)e->reused);
 }
 
 const tagg_backend_ops_t tagg_backend_tapioca = {

@@ -15,6 +15,7 @@ const char *const tagg_strategy_names[] = {"memory-aware", "topo-aware",     "sh
 const char *const tagg_layout_names[]   = {"shared", "subfiles", NULL};
 const char *const tagg_aggr_tier_names[] = {"auto", "dram", "hbm", "nvr", "test", NULL};
 const char *const tagg_persistency_names[] = {"none", "job", NULL};
+const char *const tagg_aggregate_names[]   = {"auto", "always", "never", NULL};
 const char *const tagg_destination_names[] = {"pfs", "nvr", NULL};
 const char *const tagg_drain_names[]       = {"none", "close", NULL};
 

@@ -28,6 +28,7 @@
 #define TAGG_ENV_SUBFILES "TAGG_SUBFILES"
 #define TAGG_ENV_AGGR_TIER "TAGG_AGGR_TIER"
 #define TAGG_ENV_PERSISTENCY "TAGG_PERSISTENCY"
+#define TAGG_ENV_AGGREGATE "TAGG_AGGREGATE"
 #define TAGG_ENV_TIERS "TAGG_TIERS"
 #define TAGG_ENV_NVR_DIR "TAGG_NVR_DIR"
 #define TAGG_ENV_HBM_CAPACITY "TAGG_HBM_CAPACITY"
@@ -88,6 +89,11 @@ typedef enum { TAGG_DRAIN_NONE = 0, TAGG_DRAIN_CLOSE = 1, TAGG_DRAIN_COUNT_ } ta
       "aggregation: tapioca = tagg's two-phase engine with model-placed aggregators; mpiio = none of tagg's own (MPI-IO, ROMIO two-phase)") \
     X(aggregators, INT, int, TAGG_ENV_AGGREGATORS, "0", 0, 1 << 20, NULL,                                \
       "aggregators per collective call; 0 = the cost model's #Aggr rule")                              \
+    X(aggregate, ENUM, int, TAGG_ENV_AGGREGATE, "auto", 0, 0, tagg_aggregate_names,                        \
+      "collective raw-data calls: auto = through aggregators when the cost model says it pays (each "      \
+      "rank's runs as file-system requests against a few large requests plus the copy and the "          \
+      "synchronisations, with the target's latency and bandwidth by request size from `tiers`); always; " \
+      "never = every rank accesses its own runs (node-local subfiles always aggregate)")                   \
     X(buffer_size, SIZE, int64_t, TAGG_ENV_BUFFER_SIZE, "4M", 4096, 1LL << 30, NULL,                      \
       "size of one aggregation buffer (one round)")                                                     \
     X(buffers, INT, int, NULL, "2", 2, 16, NULL, "aggregation buffers per aggregator (pipeline depth)")   \
@@ -164,6 +170,7 @@ extern const char *const tagg_strategy_names[];
 extern const char *const tagg_layout_names[];
 extern const char *const tagg_aggr_tier_names[];
 extern const char *const tagg_persistency_names[];
+extern const char *const tagg_aggregate_names[]; /* order of tagg_aggregate_t (model: tagg/callplan.h) */
 extern const char *const tagg_destination_names[];
 extern const char *const tagg_drain_names[];
 

@@ -3,21 +3,30 @@
  * 000, 002: MA-TAPIOCA Algorithm 1), with Tsujita's I/O throttling and
  * stepwise aggregation (seed 001).
  *
- * One collective request goes through three steps, each in one file:
- *   engine_plan.c   describe (ranges and byte counts, never data), partition the
- *                   touched range into file domains, elect one aggregator per
- *                   domain (every rank evaluates its own candidacy, MINLOC);
- *   engine_move.c   pipelined rounds: producers MPI_Put (write) or MPI_Get (read)
- *                   round k+1 while aggregators write or read round k;
- *   backend_tapioca.c  the backend ops table, the machine description and the
- *                   aggregation buffers, in the memory tier the model picks per
- *                   node (tier.h, engine_tier.c). */
+ * One collective request goes through these steps, each in one file, called in
+ * this order by backend_tapioca.c and never calling back into it:
+ *   engine_plan.c   describe: one fixed-size row per rank (range, bytes, runs,
+ *                   regular shape, a local failure), gathered by one
+ *                   MPI_Allgather -- the thin MPI layer; the plan itself is the
+ *                   model's pure tagg_call_plan (model/src/callplan.c): aggregate
+ *                   or not, domains, aggregators, rounds, throttle; then this
+ *                   rank's pieces and, for an aggregator, its coverage (from
+ *                   the rows, or by an exchange when a rank's runs are irregular);
+ *   engine_tier.c   resources, once per communicator (cached across files):
+ *                   which node each rank is on, each node's tier (one
+ *                   MPI_Allgather of node key and tier figures, the choice
+ *                   computed by every rank alike), and the aggregation buffers
+ *                   (one MPI_Win_create) when a call first aggregates;
+ *   engine_move.c   the round loop (Algorithm 1): producers MPI_Put (write) or
+ *                   MPI_Get (read) round k+1 while aggregators write or read
+ *                   round k. */
 #ifndef TAGG_ENGINE_H
 #define TAGG_ENGINE_H
 
 #include "io.h"
 #include "tier.h"
 
+#include <tagg/callplan.h>
 #include <tagg/model.h>
 #include <tagg/tiers.h>
 #include <tagg/topology.h>
@@ -25,21 +34,34 @@
 typedef struct tagg_engine_res tagg_engine_res_t; /* backend_tapioca.c */
 
 /* Per-file engine state: the configuration part at open, the resources (topo,
- * win, base, borrowed from res) at the first collective call. */
+ * node tiers, window) borrowed from res at the first collective call. */
 typedef struct tagg_engine {
     tagg_engine_res_t *res;      /* machine description + window, maybe shared */
-    tagg_topology_t  *topo;      /* ranks -> nodes, distances */
-    tagg_tiers_t      tiers;     /* memory tiers of a node (model defaults) */
+    char             *res_key;   /* what the resources depend on (backend_tapioca.c) */
+    tagg_topology_t  *topo;      /* ranks -> nodes (loaded at open from topology=, else from res) */
+    const int        *node_tier; /* [nnodes] tier index of each node's buffers (res) */
+    tagg_tiers_t      tiers;     /* memory tiers of a node (model defaults or tier file) */
+    tagg_fs_perf_t    fs;        /* the target's cost by request size (tier file), n = 0: tiers' target */
     tagg_model_opts_t opts;      /* N_buff, S_buff, BS, strategy ... */
     const tagg_strategy_t *strategy;
-    int               cost_based; /* election by MINLOC over Cost_A + Cost_T */
+    int               cost_based; /* election by Cost_A + Cost_T */
     uint64_t          bufsize;   /* one round */
     int               nbuf;
-    MPI_Win           win;       /* nbuf x bufsize bytes on every rank (buf.win) */
+    MPI_Win           win;       /* nbuf x bufsize bytes on every rank (buf.win), MPI_WIN_NULL until needed */
     char             *base;      /* this rank's part (buf.base) */
     tagg_tier_buf_t   buf;       /* the memory tier holding them (tier.h) */
-    int               tier;      /* its index in `tiers` (cost of this rank's candidacy) */
+    int               tier;      /* this rank's node's tier index in `tiers` */
     char              tier_text[96]; /* for the summary: "tier=DRAM ..." */
+    /* rows of the describe step (scratch, [size], made at open), this call's
+     * requests, and the last aggregated call's requests and plan, reused when
+     * a call has the same shape */
+    struct tagg_engine_row *rows;
+    struct tagg_engine_mrow *machine_rows; /* [size] rows of the machine step (engine_tier.c), made at open */
+    tagg_req_desc_t  *req;
+    tagg_req_desc_t  *prev_rows;
+    tagg_call_plan_t  prev_plan;
+    uint64_t          reused;    /* plans reused (summary) */
+    uint64_t          direct_calls, aggr_decisions; /* the model's choice (summary, rank 0) */
 } tagg_engine_t;
 
 /* One piece of a rank's request: part of one extent inside one round of one domain. */
@@ -49,47 +71,75 @@ typedef struct tagg_piece {
     int      domain, round;
 } tagg_piece_t;
 
-/* The plan of one collective call. */
+/* One collective call: the shared plan (model) and this rank's part of it. */
 typedef struct tagg_call {
-    uint64_t      lo, hi;    /* touched range, lo aligned down to unit */
-    uint64_t      dsize;     /* file-domain size (multiple of unit) */
-    int           ndom;      /* number of domains = aggregators */
-    int          *aggr;      /* [ndom] aggregator rank of each domain */
+    tagg_call_plan_t plan;   /* same on every rank */
+    uint64_t      lo, hi, dsize, round; /* copies of plan.lo, plan.hi, plan.dsize, plan.round */
+    int           ndom, nrounds, throttle, per_node;
+    const int    *aggr;      /* plan.aggr */
     int           my_dom;    /* domain this rank aggregates, -1 when none */
     int           my_index;  /* its index among aggregators (throttling order) */
-    int           throttle;  /* aggregators accessing the file system at once (0: all) */
-    int           per_node;  /* aggregators one node may hold (0: no limit) */
-    int           nrounds;   /* rounds of the longest domain */
     tagg_piece_t *pieces;    /* this rank's pieces, sorted by round */
     size_t        npieces;
     uint64_t     *cov;       /* aggregator: covered runs of its domain, (off, len) pairs, sorted, merged */
     size_t        ncov;
+    int           reused;    /* the plan is the previous call's, shifted */
+    int           local_rc;  /* -1: this rank failed after the decision (its part of the rounds is empty) */
 } tagg_call_t;
 
-/* backend_tapioca.c. Collective: makes (or takes from the cache) the machine
- * description and the aggregation window, once per file; 0 or -1, agreed. */
-int tagg_engine_ready(tagg_file_t *f, tagg_engine_t *e);
 /* Keeps the library holding the engine mapped until the process exits (for
  * callbacks registered with MPI that run in MPI_Finalize). */
 void tagg_engine_pin_library(void);
 
-/* engine_plan.c. Local, once per file before any plan (at open): the MPI
- * objects of the describe reduction. 0 or -1 with an error pushed. */
-int tagg_engine_plan_init(void);
+/* engine_plan.c. Collective (one MPI_Allgather): this rank's row (the resource
+ * key hash riding in it) and every rank's, into e->rows. Returns 0, or -1 on
+ * every rank with an error pushed. */
+struct tagg_engine_row {
+    tagg_req_desc_t req;
+    uint64_t        res_hash; /* hash of the cached resources' key, 0: none */
+    uint32_t        res_flags; /* TAGG_RES_* */
+    uint32_t        pad;
+};
+typedef struct tagg_engine_row tagg_engine_row_t;
+#define TAGG_RES_WORLD 1u /* the file's communicator is congruent to MPI_COMM_WORLD (cache usable) */
+#define TAGG_RES_BUSY 2u  /* the cached resources serve another open file */
+#define TAGG_RES_HAS 4u   /* this rank holds cached resources */
+int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, uint64_t res_hash,
+                         uint32_t res_flags);
 
-/* engine_plan.c. Collective. Returns 0, 1 when the request is empty everywhere
- * (nothing to do), 2 when every rank should access its own extents directly
- * (a rank overlaps itself, the request is file metadata only, or every rank
- * asks for one run of at least a block and no aggregator count is set), or -1 with
- * an error pushed (every rank agrees). */
-int  tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, tagg_call_t *c);
+/* engine_plan.c. Local: the model's plan from the gathered rows (the same on
+ * every rank: the computation is deterministic), reusing the previous call's
+ * when the shape repeats. 0; or -1 when every rank fails (a rank's row says it
+ * failed); a failure of this rank alone (out of memory) sets c->local_rc and
+ * leaves c->plan.action what every other rank does. */
+int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c);
+/* engine_plan.c. This rank's pieces and coverage: local when the plan is
+ * exact, else collective (coverage exchange, agreed). Sets c->local_rc. */
+void tagg_engine_pieces(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, tagg_call_t *c);
 void tagg_engine_call_free(tagg_call_t *c);
 
-/* engine_tier.c. Collective: chooses the tier of this node's buffers (forced
- * by aggr_tier, or the model's choice under capacity and persistency, falling
- * back to the next tier when a tier runs out of space) and allocates them.
+/* engine_tier.c. Collective (one MPI_Allgather): which node each rank is on and
+ * each node's tier (forced by aggr_tier, or the model's choice under capacity
+ * and persistency). Fills r_topo (when e->topo is NULL) and r_node_tier.
  * Returns 0, or -1 on every rank with an error pushed. */
-int tagg_engine_tier_setup(tagg_file_t *f, tagg_engine_t *e, MPI_Comm node);
+typedef struct tagg_engine_node {
+    tagg_node_tiers_t t;        /* what the node offers (its first rank's measurement) */
+    int               leader;   /* its first rank */
+    uint32_t          emulated; /* tiers emulated there (bit per tier index) */
+    unsigned          excluded; /* tiers that ran out of space there (bit per tier index) */
+} tagg_engine_node_t;
+/* engine_tier.c. Local, at open: asks each tier whether it is available here,
+ * so that what is slow to ask (memkind's first answer) is asked before the
+ * first collective call, once per process. */
+void tagg_engine_probe_tiers(const tagg_file_t *f, const tagg_engine_t *e);
+size_t tagg_engine_machine_row_size(void);
+int tagg_engine_machine(tagg_file_t *f, tagg_engine_t *e, tagg_topology_t **r_topo, tagg_engine_node_t **r_nodes,
+                        int **r_node_tier);
+/* engine_tier.c. Collective: the aggregation buffers of every rank in its
+ * node's tier (one MPI_Win_create when every node uses DRAM; falling back to the
+ * next tier when a node runs out of space otherwise). 0, or -1 on every rank. */
+int tagg_engine_buffers(tagg_file_t *f, tagg_engine_t *e, tagg_engine_node_t *nodes, int *node_tier,
+                        tagg_tier_buf_t *buf, char *tier_text, size_t len);
 
 /* engine_move.c. Collective. Returns 0 or -1 (local; the caller agrees). */
 int tagg_engine_write(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c);

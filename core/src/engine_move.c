@@ -3,9 +3,14 @@
  *
  * Synchronisation is passive target: one MPI_Win_lock_all epoch per call and,
  * per round, MPI_Win_flush to each aggregator (this rank's puts or gets are
- * complete at their targets), MPI_Win_sync and a barrier (every rank's are), so
- * one round costs one barrier; after the last step only the flushes (the
- * caller's error agreement follows, and no buffer is reused before it). Measured with MPICH 4.0.2 (ch4:ucx, Debian 12):
+ * complete at their targets), MPI_Win_sync and one agreement (an
+ * MPI_Allreduce that is also the round's barrier: every rank's transfers are
+ * complete, and a rank that failed -- even before the rounds, planning -- stops
+ * every rank before any file access of the next round); after the last step
+ * only the flushes (the caller's error agreement follows, and no buffer is
+ * reused before it). When a domain fits the buffers the plan has one round
+ * (model: tagg_call_plan), so a call costs the describe gather, this one
+ * agreement and the caller's. Measured with MPICH 4.0.2 (ch4:ucx, Debian 12):
  * with MPI_Win_fence, and with MPI_Win_flush_all, a producer's small put was
  * sometimes not yet visible when the aggregator wrote its buffer (the plugin
  * workload failed in 2 to 6 of 16 runs with fence; random-pattern tests failed
@@ -37,12 +42,12 @@
 /* File access of the aggregator for round k (write or read of its covered runs
  * that fall in the round), in buffer slot k mod nbuf, throttled. */
 static int aggregator_round(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, int k, tagg_dir_t dir,
-                            size_t *cov_pos)
+                            size_t *cov_pos, int failed)
 {
-    int      rc  = 0, t = c->throttle;
+    int      rc  = failed ? -1 : 0, t = c->throttle; /* failed: no file access, but the throttle tokens still pass */
     uint64_t dlo = c->lo + (uint64_t)c->my_dom * c->dsize;
-    uint64_t rlo = dlo + (uint64_t)k * e->bufsize, rhi = rlo + e->bufsize;
-    char    *buf = e->base + (size_t)(k % e->nbuf) * e->bufsize;
+    uint64_t rlo = dlo + (uint64_t)k * c->round, rhi = rlo + c->round;
+    char    *buf = e->base + (size_t)(k % e->nbuf) * c->round;
     if (t && c->my_index >= t) { /* wait for the aggregator t places before */
         int token;
         MPI_Recv(&token, 1, MPI_INT, c->aggr[c->my_index - t], TAG_THROTTLE, f->comm, MPI_STATUS_IGNORE);
@@ -78,8 +83,8 @@ static int transfers(tagg_engine_t *e, const tagg_call_t *c, int k, tagg_dir_t d
     size_t i = *pos;
     for (; i < c->npieces && c->pieces[i].round == k; i++) {
         const tagg_piece_t *p   = &c->pieces[i];
-        uint64_t            rlo = c->lo + (uint64_t)p->domain * c->dsize + (uint64_t)k * e->bufsize;
-        size_t              disp = (size_t)((uint64_t)(k % e->nbuf) * e->bufsize + (p->off - rlo));
+        uint64_t            rlo = c->lo + (uint64_t)p->domain * c->dsize + (uint64_t)k * c->round;
+        size_t              disp = (size_t)((uint64_t)(k % e->nbuf) * c->round + (p->off - rlo));
         /* memWrite / memRead of the tier layer (one-sided, into the aggregator's tier) */
         int rc = dir == TAGG_WRITE ? e->buf.ops->write(&e->buf, p->mem, (size_t)p->len, disp, c->aggr[p->domain])
                                    : e->buf.ops->read(&e->buf, p->mem, (size_t)p->len, disp, c->aggr[p->domain]);
@@ -93,30 +98,37 @@ static int transfers(tagg_engine_t *e, const tagg_call_t *c, int k, tagg_dir_t d
 }
 
 /* Round synchronisation, passive target: completes this rank's transfers at
- * their targets, then a barrier so that every rank's transfers of the round
- * are complete before any aggregator touches its buffer, and MPI_Win_sync so
- * the aggregator's own view of its window memory is current.
+ * their targets, then one agreement, so that every rank's transfers of the
+ * round are complete before any aggregator touches its buffer (and every rank
+ * knows whether all are still well), and MPI_Win_sync so the aggregator's own
+ * view of its window memory is current.
  * Completion is one MPI_Win_flush per aggregator, not MPI_Win_flush_all: with
  * MPICH 4.0.2 (Debian 12, ch4:ucx) small puts were still not visible at the
  * target after flush_all + barrier (1 in 100 to 1 in 450 of 37-byte puts in a
- * 30-line reproducer; 0 with per-target flush, 0 with MPI_Accumulate). */
-static int round_sync(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, int last)
+ * 30-line reproducer; 0 with per-target flush, 0 with MPI_Accumulate).
+ * Returns 0, or -1 on every rank. */
+static int round_sync(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, int rc, int locked)
 {
-    int rc = 0, code;
-    for (int d = 0; d < c->ndom; d++) /* memFlush towards each aggregator; the barrier still follows */
+    for (int d = 0; locked && d < c->ndom; d++) /* memFlush towards each aggregator */
         if (e->buf.ops->flush(&e->buf, c->aggr[d]) < 0)
             rc = -1;
-    if (last) /* the caller's error agreement is the next synchronisation point */
-        return rc;
-    code = MPI_Win_sync(e->win);
-    if (code == MPI_SUCCESS)
-        code = MPI_Barrier(f->comm);
-    if (code == MPI_SUCCESS)
-        code = MPI_Win_sync(e->win);
+    int code = locked ? MPI_Win_sync(e->win) : MPI_SUCCESS;
     if (code != MPI_SUCCESS) {
-        TAGG_ERR_MPI("round synchronisation", code);
-        return -1;
+        TAGG_ERR_MPI("MPI_Win_sync", code);
+        rc = -1;
     }
+    rc = tagg_agree(f->comm, rc, "a round of the collective request");
+    if (locked)
+        MPI_Win_sync(e->win);
+    return rc;
+}
+
+static int last_flush(tagg_engine_t *e, const tagg_call_t *c)
+{
+    int rc = 0;
+    for (int d = 0; d < c->ndom; d++)
+        if (e->buf.ops->flush(&e->buf, c->aggr[d]) < 0)
+            rc = -1;
     return rc;
 }
 
@@ -137,28 +149,30 @@ static int epoch(tagg_engine_t *e, int open)
  * waiting; the caller then agrees. */
 static int pipeline(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tagg_dir_t dir)
 {
-    int    rc  = epoch(e, 1);
+    if (!c->aggr) /* this rank could not plan: it fails the first round's agreement, which stops every rank */
+        return tagg_agree(f->comm, -1, "a round of the collective request") < 0 ? -1 : -1;
+    int    rc  = c->local_rc < 0 ? -1 : epoch(e, 1), locked = c->local_rc == 0 && rc == 0;
     size_t pos = 0, cov = 0;
     for (int k = 0; k <= c->nrounds; k++) {
         int tr = dir == TAGG_WRITE ? k : k - 1; /* round of this rank's transfers */
         int ag = dir == TAGG_WRITE ? k - 1 : k; /* round of the aggregator's file access */
-        if (tr >= 0 && tr < c->nrounds) {
-            if (rc == 0)
-                rc = transfers(e, c, tr, dir, &pos);
-            else /* failed: no more transfers, but keep the rounds in step */
-                while (pos < c->npieces && c->pieces[pos].round == tr)
-                    pos++;
-        }
+        if (rc == 0 && tr >= 0 && tr < c->nrounds)
+            rc = transfers(e, c, tr, dir, &pos);
         if (ag >= 0 && ag < c->nrounds && c->my_dom >= 0) {
-            int r = aggregator_round(f, e, c, ag, dir, &cov);
-            if (rc == 0)
-                rc = r;
+            int r = aggregator_round(f, e, c, ag, dir, &cov, rc < 0);
+            rc    = rc < 0 ? rc : r;
         }
-        int fr = round_sync(f, e, c, k == c->nrounds);
-        if (rc == 0)
-            rc = fr;
+        if (k == c->nrounds) {
+            if (locked && last_flush(e, c) < 0)
+                rc = -1;
+            break;
+        }
+        if (round_sync(f, e, c, rc, locked) < 0) { /* every rank stops here */
+            rc = -1;
+            break;
+        }
     }
-    int er = epoch(e, 0);
+    int er = locked ? epoch(e, 0) : 0;
     return rc ? rc : er;
 }
 

@@ -1,27 +1,28 @@
-/* The engine's aggregation memory: which tier each node's buffers live in,
- * and their allocation (MA-TAPIOCA section 3.2, MA-TAPIOCA_AGGRTIER and
- * MA-TAPIOCA_PERSISTENCY; seed 002).
+/* The engine's resources: which node each rank is on, which tier each node's
+ * aggregation buffers live in, and the buffers themselves (MA-TAPIOCA section
+ * 3.2, MA-TAPIOCA_AGGRTIER and MA-TAPIOCA_PERSISTENCY; seed 002).
  *
- * The window is made at the file's first collective transfer (backend_tapioca.c:
- * tagg_engine_ready), before that request is planned, so the choice is made
- * once per file and per node, for the configured footprint:
- *   1. the first rank of each node measures what the node has left in each tier
- *      of the model's table (tier ops: free memory, memkind, statvfs of the NVR
- *      directory), caps it by the table's capacity and by hbm_capacity /
- *      dram_capacity / nvr_capacity, and notes unavailable tiers with the
- *      reason; the node's ranks receive the same figures (MPI_Bcast);
- *   2. aggr_tier=dram|hbm|nvr|test forces the tier (an error when it is
- *      unavailable or lacks the required persistency); aggr_tier=auto lets the
- *      model choose (tagg_tier_choose: min Cost_A + Cost_T over the tiers that
- *      meet the capacity rule for ranks x buffers x buffer_size and the
- *      persistency rule). Every rank of a node computes the same choice from
- *      the same figures, so no further exchange is needed;
- *   3. the buffers are allocated collectively (tagg_tier_alloc). When a tier
- *      runs out of space while allocating (ENOSPC / no memory) on a rank, and
- *      the tier was the model's choice, that node leaves the tier out and every
- *      node allocates again (next-best tier); when it was forced, or no tier is
- *      left, every rank fails that transfer with the reason. None of its data
- *      has moved yet, so nothing acknowledged can be lost. */
+ * Made once per communicator (backend_tapioca.c caches them across files), as
+ * cheaply as MPI allows:
+ *   1. tagg_engine_machine: every rank measures what its node offers in each
+ *      tier of the model's table (tier ops: free memory, memkind, statvfs of
+ *      the NVR directory, capped by the table and hbm_capacity / dram_capacity
+ *      / nvr_capacity) and hashes its host name; ONE MPI_Allgather of these
+ *      rows gives every rank the node of every rank (no MPI_Comm_split_type)
+ *      and each node's figures (those of its first rank). Every rank then
+ *      computes every node's tier alike: forced by aggr_tier (an error when
+ *      unavailable or lacking the persistency), or the model's choice
+ *      (tagg_tier_choose: min Cost_A + Cost_T over the tiers that meet the
+ *      capacity rule for ranks x buffers x buffer_size and the persistency
+ *      rule). A failure rides in the rows: every rank fails alike.
+ *   2. tagg_engine_buffers, at the first call that aggregates: when every node
+ *      uses DRAM, MPI_Alloc_mem + one MPI_Win_create (far cheaper than
+ *      MPI_Win_allocate's shared-memory segment) and one agreement; otherwise
+ *      the tier layer's collective memAlloc, and when a tier runs out of space
+ *      (ENOSPC / no memory) on a node, and the tier was the model's choice,
+ *      that node leaves the tier out and every node allocates again
+ *      (next-best tier); forced, or no tier left: every rank fails that
+ *      transfer with the reason. None of its data has moved yet. */
 #include "engine.h"
 #include "error.h"
 
@@ -31,11 +32,21 @@
 
 #define REASON_LEN 160
 
-typedef struct {
-    tagg_node_tiers_t t;
-    char              reason[TAGG_MAX_TIERS][REASON_LEN]; /* why unusable, or a note (emulated) */
-    int               leader; /* file rank of the node's first rank */
-} node_info_t;
+/* Rough figures for the generic topology built from host names: 1 us per
+ * hop, 10 GB/s links. Only ratios matter for the election. */
+#define GENERIC_LATENCY 1e-6
+#define GENERIC_BANDWIDTH 10e9
+
+typedef struct tagg_engine_mrow {
+    uint64_t key;      /* hash of the host name */
+    uint32_t usable;   /* tiers available here (bit per tier index) */
+    uint32_t emulated; /* of which emulated */
+    uint64_t capacity[TAGG_MAX_TIERS];
+    int32_t  failed;   /* rank + 1 when this rank failed (forced tier unusable) */
+    int32_t  pad;
+} node_row_t;
+
+size_t tagg_engine_machine_row_size(void) { return sizeof(node_row_t); }
 
 static uint64_t cap_of(const tagg_config_t *cfg, tagg_tier_kind_t k)
 {
@@ -46,157 +57,294 @@ static uint64_t cap_of(const tagg_config_t *cfg, tagg_tier_kind_t k)
 
 static uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-/* Step 1, on the node's first rank. */
-static void measure(const tagg_file_t *f, const tagg_engine_t *e, node_info_t *n)
+static uint64_t hash_text(const char *s)
 {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+/* What this rank's node offers (every rank measures; the node's first rank's figures are used). */
+static void measure(const tagg_file_t *f, const tagg_engine_t *e, node_row_t *n)
+{
+    char reason[REASON_LEN];
     for (int i = 0; i < e->tiers.ntiers; i++) {
         const tagg_tier_t     *t   = &e->tiers.tier[i];
         const tagg_tier_ops_t *ops = tagg_tier_for_kind(t->kind);
-        if (i == e->tiers.target)
+        if (i == e->tiers.target || !ops)
             continue;
-        if (!ops) {
-            snprintf(n->reason[i], REASON_LEN, "no tier implementation for kind %s", tagg_tier_kind_name(t->kind));
-            continue;
+        reason[0] = 0;
+        if (ops->available(&f->cfg, reason, sizeof reason)) {
+            n->usable |= 1u << i;
+            n->capacity[i] = umin(umin(ops->capacity(&f->cfg), t->capacity), cap_of(&f->cfg, t->kind));
+            if (!strncmp(reason, "emulated", 8))
+                n->emulated |= 1u << i;
         }
-        n->t.usable[i] = ops->available(&f->cfg, n->reason[i], REASON_LEN);
-        if (n->t.usable[i])
-            n->t.capacity[i] = umin(umin(ops->capacity(&f->cfg), t->capacity), cap_of(&f->cfg, t->kind));
     }
 }
 
-static void describe_choice(tagg_engine_t *e, const char *names, const char *fallback, int emulated)
+void tagg_engine_probe_tiers(const tagg_file_t *f, const tagg_engine_t *e)
 {
-    snprintf(e->tier_text, sizeof e->tier_text, "tier=%s%s%s%s", names, fallback[0] ? " tier_fallback=" : "",
-             fallback, emulated ? " hbm=emulated" : "");
+    node_row_t n;
+    memset(&n, 0, sizeof n);
+    measure(f, e, &n); /* the tiers cache what is slow to ask (memkind) */
 }
 
-/* Registry names of the tiers in use, over all ranks ("DRAM" or "DRAM,NVR"). */
-static int tiers_in_use(tagg_file_t *f, tagg_engine_t *e, const char *fallback, int emulated)
+static const tagg_tier_ops_t *forced_ops(const tagg_file_t *f)
 {
-    int mine = 0, all_mask = 0;
-    for (int i = 0; tagg_tier_registry[i]; i++)
-        if (tagg_tier_registry[i] == e->buf.ops)
-            mine = 1 << i;
-    int code = MPI_Allreduce(&mine, &all_mask, 1, MPI_INT, MPI_BOR, f->comm);
-    if (code != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Allreduce (tiers in use)", code);
+    return f->cfg.aggr_tier == TAGG_AGGR_TIER_AUTO ? NULL : tagg_tier_find(tagg_aggr_tier_names[f->cfg.aggr_tier]);
+}
+
+/* A forced tier: usable here with the persistency asked? (local) */
+static int check_forced(tagg_file_t *f, tagg_engine_t *e, int *emulated)
+{
+    const tagg_tier_ops_t *forced = forced_ops(f);
+    char                   reason[REASON_LEN] = "";
+    if (!forced || !forced->available(&f->cfg, reason, sizeof reason)) {
+        TAGG_ERR(TAGG_E_CONFIG, "aggr_tier=%s: the tier is not available: %s", tagg_aggr_tier_names[f->cfg.aggr_tier],
+                 forced ? reason : "not in the registry");
         return -1;
     }
-    char names[64] = "";
-    for (int i = 0; tagg_tier_registry[i]; i++)
-        if (all_mask & (1 << i))
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? "," : "",
-                     tagg_tier_registry[i]->name);
-    int em = 0;
-    MPI_Allreduce(&emulated, &em, 1, MPI_INT, MPI_MAX, f->comm);
-    describe_choice(e, names, fallback, em);
+    if (forced->persistency() < e->opts.persistency) {
+        TAGG_ERR(TAGG_E_CONFIG, "aggr_tier=%s: the tier keeps no data for the job (persistency=%s needs NVR)",
+                 tagg_aggr_tier_names[f->cfg.aggr_tier], tagg_persistency_names[f->cfg.persistency]);
+        return -1;
+    }
+    *emulated = forced->kind == TAGG_TIER_HBM && !strncmp(reason, "emulated", 8);
     return 0;
 }
 
-int tagg_engine_tier_setup(tagg_file_t *f, tagg_engine_t *e, MPI_Comm node)
+/* Every node's tier, from every node's figures: the same on every rank. */
+static int choose_all(tagg_file_t *f, tagg_engine_t *e, const tagg_engine_node_t *nodes, int nn, int *node_tier)
 {
-    node_info_t n;
-    int         nrank = 0, nsize = 1, rc = 0;
-    size_t      size = (size_t)(e->bufsize * (uint64_t)e->nbuf);
-    char        fallback[64] = "";
-    memset(&n, 0, sizeof n);
-    e->tier = e->tiers.source;
-    MPI_Comm_rank(node, &nrank);
-    MPI_Comm_size(node, &nsize);
-    if (nrank == 0) {
-        measure(f, e, &n);
-        n.leader = f->rank;
+    const tagg_tier_ops_t *forced = forced_ops(f);
+    if (forced) {
+        int idx = tagg_tiers_find(&e->tiers, tagg_tier_kind_name(forced->kind));
+        for (int k = 0; k < nn; k++)
+            node_tier[k] = idx >= 0 && idx != e->tiers.target ? idx : e->tiers.source;
+        return 0;
     }
-    MPI_Bcast(&n, (int)sizeof n, MPI_BYTE, 0, node);
-    n.t.ranks = nsize;
+    for (int k = 0; k < nn; k++) {
+        tagg_tier_choice_t ch;
+        tagg_err_t         err;
+        if (tagg_tier_choose(e->topo, &e->tiers, &e->opts, &nodes[k].t, nodes[k].leader, nodes[k].excluded, &ch,
+                             &err) < 0) {
+            TAGG_ERR(TAGG_E_CONFIG, "tier choice: %s", err.msg);
+            return -1;
+        }
+        if (ch.tier < 0) {
+            TAGG_ERR(TAGG_E_CONFIG,
+                     "no memory tier can hold the aggregation buffers of this node (%d ranks x %d buffers x %llu "
+                     "bytes, persistency=%s): %s",
+                     nodes[k].t.ranks, e->nbuf, (unsigned long long)e->bufsize,
+                     tagg_persistency_names[f->cfg.persistency], ch.why);
+            return -1;
+        }
+        node_tier[k] = ch.tier;
+        if (f->cfg.verbose >= 2 && f->rank == nodes[k].leader) {
+            printf("tagg: tier choice on the node of rank %d: %s (Cost_A %.3g s + Cost_T %.3g s)%s%s\n", f->rank,
+                   e->tiers.tier[ch.tier].name, ch.cost.cost_a, ch.cost.cost_t, ch.why[0] ? "; left out: " : "",
+                   ch.why);
+            fflush(stdout);
+        }
+    }
+    return 0;
+}
 
-    /* persistency and forced tiers */
+int tagg_engine_machine(tagg_file_t *f, tagg_engine_t *e, tagg_topology_t **r_topo, tagg_engine_node_t **r_nodes,
+                        int **r_node_tier)
+{
+    int         P = f->size, rc = 0, emulated = 0;
+    node_row_t  mine;
+    node_row_t *rows = e->machine_rows; /* [P], made at open */
+    char        host[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int         hl = 0;
+    memset(&mine, 0, sizeof mine);
     e->opts.persistency = f->cfg.persistency == TAGG_PERSISTENCY_JOB ? TAGG_PERSIST_JOB : TAGG_PERSIST_NONE;
-    const tagg_tier_ops_t *forced = NULL;
-    int                    emulated = 0;
-    if (f->cfg.aggr_tier != TAGG_AGGR_TIER_AUTO) {
-        char reason[REASON_LEN] = "";
-        forced                  = tagg_tier_find(tagg_aggr_tier_names[f->cfg.aggr_tier]);
-        if (!forced || !forced->available(&f->cfg, reason, sizeof reason)) {
-            TAGG_ERR(TAGG_E_CONFIG, "aggr_tier=%s: the tier is not available: %s", tagg_aggr_tier_names[f->cfg.aggr_tier],
-                     forced ? reason : "not in the registry");
-            rc = -1;
-        }
-        else if (forced->persistency() < e->opts.persistency) {
-            TAGG_ERR(TAGG_E_CONFIG, "aggr_tier=%s: the tier keeps no data for the job (persistency=%s needs NVR)",
-                     tagg_aggr_tier_names[f->cfg.aggr_tier], tagg_persistency_names[f->cfg.persistency]);
-            rc = -1;
-        }
-        emulated = forced && forced->kind == TAGG_TIER_HBM && !strncmp(reason, "emulated", 8);
-        int idx = forced ? tagg_tiers_find(&e->tiers, tagg_tier_kind_name(forced->kind)) : -1;
-        e->tier = idx >= 0 && idx != e->tiers.target ? idx : e->tiers.source;
-    }
-    if (tagg_agree(f->comm, rc, "choosing the aggregation tier") < 0)
+    MPI_Get_processor_name(host, &hl);
+    mine.key = hash_text(host);
+    measure(f, e, &mine);
+    if (forced_ops(f) || f->cfg.aggr_tier != TAGG_AGGR_TIER_AUTO)
+        if (check_forced(f, e, &emulated) < 0)
+            mine.failed = f->rank + 1;
+    int hbm = tagg_tiers_find(&e->tiers, "HBM");
+    if (emulated && hbm >= 0)
+        mine.emulated |= 1u << hbm;
+    int code = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, rows, (int)sizeof mine, MPI_BYTE, f->comm);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Allgather (machine)", code);
         return -1;
-
-    unsigned excluded = 0;
-    for (int attempt = 0;; attempt++) {
-        const tagg_tier_ops_t *ops = forced;
-        tagg_tier_choice_t     ch;
-        tagg_err_t             err;
-        rc = 0;
-        if (!forced) {
-            if (tagg_tier_choose(e->topo, &e->tiers, &e->opts, &n.t, n.leader, excluded, &ch, &err) < 0) {
-                TAGG_ERR(TAGG_E_CONFIG, "tier choice: %s", err.msg);
-                rc = -1;
-            }
-            else if (ch.tier < 0) {
-                TAGG_ERR(TAGG_E_CONFIG,
-                         "no memory tier can hold the aggregation buffers of this node (%d ranks x %d buffers x %llu "
-                         "bytes, persistency=%s): %s",
-                         nsize, e->nbuf, (unsigned long long)e->bufsize, tagg_persistency_names[f->cfg.persistency],
-                         ch.why);
-                rc = -1;
-            }
-            else {
-                ops      = tagg_tier_for_kind(e->tiers.tier[ch.tier].kind);
-                e->tier  = ch.tier;
-                emulated = ops->kind == TAGG_TIER_HBM && !strncmp(n.reason[ch.tier], "emulated", 8);
-            }
-            if (f->cfg.verbose >= 2 && nrank == 0 && rc == 0) {
-                printf("tagg: tier choice on the node of rank %d: %s (Cost_A %.3g s + Cost_T %.3g s)%s%s\n", f->rank,
-                       e->tiers.tier[ch.tier].name, ch.cost.cost_a, ch.cost.cost_t, ch.why[0] ? "; left out: " : "",
-                       ch.why);
-                fflush(stdout);
-            }
-        }
-        if (tagg_agree(f->comm, rc, "choosing the aggregation tier") < 0)
-            break;
-        int enospc = 0;
-        rc         = tagg_tier_alloc(ops, &f->cfg, f->comm, size, &e->buf, &enospc);
-        if (rc == 0) {
-            e->win  = e->buf.win;
-            e->base = e->buf.base;
-            break;
-        }
-        /* Out of space on some node: that node leaves the tier out, all try again. */
-        int node_full = 0, any_full = 0;
-        MPI_Allreduce(&enospc, &node_full, 1, MPI_INT, MPI_MAX, node);
-        MPI_Allreduce(&node_full, &any_full, 1, MPI_INT, MPI_MAX, f->comm);
-        if (forced || !any_full || attempt >= TAGG_MAX_TIERS)
-            break;
-        if (node_full) {
-            excluded |= 1u << e->tier;
-            snprintf(fallback + strlen(fallback), sizeof fallback - strlen(fallback), "%s%s",
-                     fallback[0] ? "," : "", ops->name);
-        }
     }
+    for (int r = 0; r < P; r++)
+        if (rows[r].failed) {
+            if (!mine.failed)
+                TAGG_ERR(TAGG_E_CONFIG, "choosing the aggregation tier failed on rank %d (see that rank's error stack)",
+                         r);
+            return -1;
+        }
+    /* ranks -> nodes: from the topology file when one is configured, else by host */
+    tagg_topology_t *topo = NULL;
+    if (!e->topo) {
+        int       *rank_node = malloc((size_t)P * sizeof *rank_node);
+        uint64_t  *keys      = malloc((size_t)P * sizeof *keys);
+        int        nk        = 0;
+        tagg_err_t err;
+        if (!rank_node || !keys) {
+            TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+            rc = -1;
+        }
+        for (int r = 0; r < P && rc == 0; r++) { /* node ids in order of first rank */
+            int k = 0;
+            while (k < nk && keys[k] != rows[r].key)
+                k++;
+            if (k == nk)
+                keys[nk++] = rows[r].key;
+            rank_node[r] = k;
+        }
+        if (rc == 0 && tagg_topology_generic_from_ranks(P, rank_node, 0, NULL, GENERIC_LATENCY, GENERIC_BANDWIDTH,
+                                                        &topo, &err) < 0) {
+            TAGG_ERR(TAGG_E_CONFIG, "topology: %s", err.msg);
+            rc = -1;
+        }
+        free(rank_node), free(keys);
+        if (rc < 0)
+            return -1; /* deterministic (out of memory here: the call's agreement catches it) */
+        e->topo = topo;
+    }
+    int                 nn        = tagg_topology_nnodes(e->topo);
+    tagg_engine_node_t *nodes     = calloc((size_t)nn, sizeof *nodes);
+    int                *node_tier = calloc((size_t)nn, sizeof *node_tier);
+    if (!nodes || !node_tier) {
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        rc = -1;
+    }
+    for (int k = 0; k < nn && rc == 0; k++)
+        nodes[k].leader = -1;
+    for (int r = 0; r < P && rc == 0; r++) {
+        tagg_engine_node_t *n = &nodes[tagg_topology_rank_node(e->topo, r)];
+        if (n->leader < 0) {
+            n->leader   = r;
+            n->emulated = rows[r].emulated;
+            for (int i = 0; i < e->tiers.ntiers; i++) {
+                n->t.usable[i]   = (rows[r].usable >> i) & 1u;
+                n->t.capacity[i] = rows[r].capacity[i];
+            }
+        }
+        n->t.ranks++;
+    }
+    for (int k = 0; k < nn && rc == 0; k++)
+        if (nodes[k].leader < 0)
+            nodes[k].leader = 0; /* a node of the topology file without ranks of this file */
+    if (rc == 0)
+        rc = choose_all(f, e, nodes, nn, node_tier);
+    if (rc < 0) {
+        free(nodes), free(node_tier);
+        if (topo)
+            tagg_topology_free(topo);
+        e->topo = topo == e->topo ? NULL : e->topo;
+        return -1;
+    }
+    *r_topo = topo, *r_nodes = nodes, *r_node_tier = node_tier;
+    return 0;
+}
+
+/* "tier=DRAM", "tier=DRAM,NVR tier_fallback=NVR hbm=emulated" (from every node's choice). */
+static void describe_tiers(tagg_file_t *f, tagg_engine_t *e, const tagg_engine_node_t *nodes, const int *node_tier,
+                           char *text, size_t len)
+{
+    const tagg_tier_ops_t *forced = forced_ops(f);
+    unsigned               used = 0, fell = 0;
+    int                    em = 0, nn = tagg_topology_nnodes(e->topo);
+    for (int k = 0; k < nn; k++) {
+        const tagg_tier_ops_t *ops = forced ? forced : tagg_tier_for_kind(e->tiers.tier[node_tier[k]].kind);
+        for (int i = 0; tagg_tier_registry[i]; i++)
+            if (tagg_tier_registry[i] == ops)
+                used |= 1u << i;
+        em |= (nodes[k].emulated >> node_tier[k]) & 1u;
+        for (int t = 0; t < e->tiers.ntiers; t++)
+            if (nodes[k].excluded & (1u << t)) {
+                const tagg_tier_ops_t *x = tagg_tier_for_kind(e->tiers.tier[t].kind);
+                for (int i = 0; x && tagg_tier_registry[i]; i++)
+                    if (tagg_tier_registry[i] == x)
+                        fell |= 1u << i;
+            }
+    }
+    char names[64] = "", fb[64] = "";
+    for (int i = 0; tagg_tier_registry[i]; i++) {
+        if (used & (1u << i))
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? "," : "",
+                     tagg_tier_registry[i]->name);
+        if (fell & (1u << i))
+            snprintf(fb + strlen(fb), sizeof fb - strlen(fb), "%s%s", fb[0] ? "," : "", tagg_tier_registry[i]->name);
+    }
+    snprintf(text, len, "tier=%s%s%s%s", names, fb[0] ? " tier_fallback=" : "", fb, em ? " hbm=emulated" : "");
+}
+
+/* Every node DRAM: the tier's memory + MPI_Win_create, then one agreement. */
+static int buffers_dram(tagg_file_t *f, const tagg_tier_ops_t *ops, size_t size, tagg_tier_buf_t *b)
+{
+    int rc = 0, code, enospc = 0;
+    memset(b, 0, sizeof *b);
+    b->ops = ops, b->win = MPI_WIN_NULL, b->size = size, b->rank = f->rank;
+    if (ops->mem_alloc(b, &f->cfg, size, &enospc) < 0)
+        b->base = NULL, rc = -1;
+    code = MPI_Win_create(b->base, rc == 0 ? (MPI_Aint)size : 0, 1, MPI_INFO_NULL, f->comm, &b->win);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Win_create (aggregation buffers)", code);
+        b->win = MPI_WIN_NULL;
+        rc     = -1;
+    }
+    if (tagg_agree(f->comm, rc, "allocating the aggregation buffers") < 0) {
+        if (b->win != MPI_WIN_NULL)
+            MPI_Win_free(&b->win);
+        if (b->base)
+            ops->mem_free(b);
+        memset(b, 0, sizeof *b);
+        b->win = MPI_WIN_NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int tagg_engine_buffers(tagg_file_t *f, tagg_engine_t *e, tagg_engine_node_t *nodes, int *node_tier,
+                        tagg_tier_buf_t *buf, char *tier_text, size_t len)
+{
+    const tagg_tier_ops_t *forced = forced_ops(f);
+    size_t                 size   = (size_t)(e->bufsize * (uint64_t)e->nbuf);
+    int                    nn = tagg_topology_nnodes(e->topo), my_node = tagg_topology_rank_node(e->topo, f->rank);
+    int                    all_dram = !forced || forced == &tagg_tier_dram;
+    for (int k = 0; k < nn && all_dram; k++)
+        all_dram = e->tiers.tier[node_tier[k]].kind == TAGG_TIER_DRAM;
+    int rc = -1;
+    if (all_dram)
+        rc = buffers_dram(f, &tagg_tier_dram, size, buf);
+    else
+        for (int attempt = 0; attempt <= TAGG_MAX_TIERS; attempt++) {
+            const tagg_tier_ops_t *ops    = forced ? forced : tagg_tier_for_kind(e->tiers.tier[node_tier[my_node]].kind);
+            int                    enospc = 0;
+            if ((rc = tagg_tier_alloc(ops, &f->cfg, f->comm, size, buf, &enospc)) == 0 || forced)
+                break;
+            /* Out of space on some node: that node leaves the tier out, all choose and try again. */
+            int *all = malloc((size_t)f->size * sizeof *all), any = 0;
+            int  code = all ? MPI_Allgather(&enospc, 1, MPI_INT, all, 1, MPI_INT, f->comm) : MPI_ERR_NO_MEM;
+            if (tagg_agree(f->comm, code == MPI_SUCCESS ? 0 : -1, "choosing the aggregation tier again") < 0) {
+                free(all);
+                break;
+            }
+            for (int r = 0; r < f->size; r++)
+                if (all[r]) {
+                    int k = tagg_topology_rank_node(e->topo, r);
+                    nodes[k].excluded |= 1u << node_tier[k];
+                    any = 1;
+                }
+            free(all);
+            if (!any || choose_all(f, e, nodes, nn, node_tier) < 0)
+                break;
+        }
     if (rc < 0)
         return -1;
-    /* every rank knows the same fallback list only for its node: gather names */
-    int nfb = fallback[0] != 0, anyfb = 0;
-    MPI_Allreduce(&nfb, &anyfb, 1, MPI_INT, MPI_MAX, f->comm);
-    if (anyfb && !fallback[0])
-        snprintf(fallback, sizeof fallback, "other-node");
-    if (tiers_in_use(f, e, fallback, emulated) < 0) {
-        tagg_tier_free(&e->buf);
-        return -1;
-    }
-    /* the election costs this rank's candidacy in its own node's tier */
+    e->tier = node_tier[my_node];
+    describe_tiers(f, e, nodes, node_tier, tier_text, len);
     return 0;
 }

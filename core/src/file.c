@@ -45,40 +45,9 @@ static int detect_layout(const char *path, MPI_Comm comm, int configured)
     return found < 0 ? configured : found;
 }
 
-int tagg_io_direct(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
-{
-    for (size_t i = 0; i < x->n; i++) {
-        const tagg_extent_t *e = &x->v[i];
-        int rc = dir == TAGG_WRITE ? f->store_ops->pwrite(f, e->off, e->len, e->mem)
-                                   : f->store_ops->pread(f, e->off, e->len, e->mem);
-        if (rc < 0)
-            return -1;
-    }
-    return 0;
-}
-
 int tagg_file_delete(const char *path, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg)
 {
     return stores[detect_layout(path, comm, cfg->layout)]->del(path, comm, info, cfg);
-}
-
-int tagg_agree(MPI_Comm comm, int local_rc, const char *what)
-{
-    int rank, in[2], out[2];
-    MPI_Comm_rank(comm, &rank);
-    /* MINLOC over (ok, rank): the lowest failing rank if any failed. */
-    in[0] = local_rc < 0 ? 0 : 1;
-    in[1] = rank;
-    int code = MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MINLOC, comm);
-    if (code != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Allreduce (error agreement)", code);
-        return -1;
-    }
-    if (out[0] == 1)
-        return 0;
-    if (local_rc >= 0)
-        TAGG_ERR(TAGG_E_IO, "%s failed on rank %d (see that rank's error stack)", what, out[1]);
-    return -1;
 }
 
 static void stats_reduce(const tagg_file_t *f, tagg_stats_t *total)
@@ -221,8 +190,9 @@ tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI
     }
     size = (uint64_t)out[1];
     if (size && (flags & TAGG_OPEN_TRUNC)) {
-        if (f->store_ops->set_size(f, 0) < 0 || (code = MPI_Barrier(f->comm)) != MPI_SUCCESS)
+        if (f->store_ops->set_size(f, 0) < 0)
             rc = -1;
+        /* the agreement is also the barrier: no rank writes before every rank truncated */
         if (tagg_agree(f->comm, rc, "truncating the file at create") < 0)
             goto fail;
         size = 0;
@@ -336,36 +306,6 @@ int tagg_file_close(tagg_file_t *f)
         fflush(stdout);
     }
     file_free(f);
-    return rc;
-}
-
-int tagg_io_exec(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective, tagg_dir_t dir,
-                 int local_rc)
-{
-    static const tagg_extents_t none = {0};
-    int                         rc = local_rc < 0 ? -1 : 0, brc;
-    if (rc == 0 && tagg_extents_sort(x) < 0) {
-        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
-        rc = -1;
-    }
-    /* A rank that failed locally still takes part (with nothing) in a collective
-     * backend call, so that no rank is left waiting. */
-    x->meta    = kind == TAGG_META;
-    f->io_meta = x->meta; /* the store routes metadata apart for node-local subfiles */
-    if (rc == 0 || collective) {
-        const tagg_extents_t *use = rc == 0 ? x : &none;
-        brc = dir == TAGG_WRITE ? f->ops->write(f, use, collective) : f->ops->read(f, use, collective);
-        if (brc < 0)
-            rc = -1;
-    }
-    if (collective)
-        rc = tagg_agree(f->comm, rc, dir == TAGG_WRITE ? "collective write" : "collective read");
-    if (rc == 0) {
-        f->stats.bytes[dir][kind] += x->bytes;
-        f->stats.calls[dir][kind]++;
-        f->stats.extents[dir] += x->n;
-        f->stats.coll_calls[dir] += collective;
-    }
     return rc;
 }
 

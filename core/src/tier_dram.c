@@ -1,21 +1,31 @@
-/* Tier DRAM: ordinary memory exposed through an MPI window. mem_alloc leaves
- * the allocation to MPI: MPI_Win_allocate when every rank uses DRAM (MPI may
- * then use shared memory between the ranks of a node), MPI_Alloc_mem + 
- * MPI_Win_create when other nodes use another tier (tier.c). */
+/* Tier DRAM: ordinary memory exposed through an MPI window: page-aligned
+ * memory from the C library, exposed by MPI_Win_create (engine_tier.c, tier.c).
+ * Measured with MPICH 4.0.2 (ch4:ucx) on 2 ranks: MPI_Win_create on such memory
+ * takes 0.1-5 ms where MPI_Win_allocate takes 16-56 ms (its shared-memory
+ * segment) and MPI_Alloc_mem + MPI_Win_create 0.6-35 ms, and 1024 puts of 4 KiB
+ * complete as fast or faster. */
 #include "tier.h"
+#include "error.h"
 
 #include <stdlib.h>
 
 static int mem_alloc(tagg_tier_buf_t *b, const tagg_config_t *cfg, size_t size, int *enospc)
 {
-    (void)cfg, (void)size, (void)enospc;
-    b->base = NULL; /* MPI allocates */
+    (void)cfg;
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, size ? size : 1) != 0) {
+        *enospc = 1; /* out of memory: the model's next tier may do */
+        TAGG_ERR(TAGG_E_NOMEM, "tier DRAM: cannot allocate %zu bytes of aggregation buffers", size);
+        return -1;
+    }
+    b->base = p;
     return 0;
 }
 
 static void mem_free(tagg_tier_buf_t *b)
 {
-    (void)b; /* MPI_Free_mem / MPI_Win_free (tier.c) */
+    free(b->base);
+    b->base = NULL;
 }
 
 static double latency(void) { return 100e-9; }

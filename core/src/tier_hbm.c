@@ -14,9 +14,20 @@
 #ifdef TAGG_HAVE_MEMKIND
 #include <memkind.h>
 
+/* memkind's answer, asked once per process (its first call takes 10-20 ms). */
+static int hbw_status(void)
+{
+    static _Atomic int known = 0, status = 0;
+    if (!known) {
+        status = memkind_check_available(MEMKIND_HBW);
+        known  = 1;
+    }
+    return status;
+}
+
 static int real_hbm(char *reason, size_t len)
 {
-    int rc = memkind_check_available(MEMKIND_HBW);
+    int rc = hbw_status();
     if (rc == 0)
         return 1;
     if (reason && len) {

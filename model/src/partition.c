@@ -81,3 +81,15 @@ int tagg_partition(const uint64_t *bytes, int nranks, int naggr, uint64_t align,
   free(b);
   return TAGG_OK;
 }
+
+/* The engine's file domains: the touched range [lo, lo + span) cut into equal
+ * domains of a multiple of `align` bytes (a stripe or a block), at most naggr
+ * of them; the last one may be shorter. */
+void tagg_partition_range(uint64_t span, int naggr, uint64_t align, uint64_t *dsize, int *ndom) {
+  if (naggr < 1) naggr = 1;
+  if (align < 1) align = 1;
+  if (span == 0) { *dsize = align, *ndom = 1; return; }
+  uint64_t per = span / (uint64_t)naggr + (span % (uint64_t)naggr != 0);
+  *dsize = (per + align - 1) / align * align;
+  *ndom = (int)((span + *dsize - 1) / *dsize);
+}

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Aggregation by message size: a collective call in which every rank asks for
-# one run of at least a block goes straight to storage (aggr_*_calls=0), a call
-# with smaller requests goes through aggregators (aggr_*_calls>0), and a set
-# aggregator count always aggregates. Every run reads back what it wrote
-# (tagg-bench verifies byte for byte). Environment: MPIEXEC NPFLAG PREFLAGS BENCH PLUGIN_DIR.
+# Aggregate only when it pays (issue 13): the cost model compares each rank
+# accessing its own runs with aggregation, using the target's latency and
+# bandwidth by request size (the tier file's 'request' lines, tagg-calibrate).
+# One large run per rank goes straight to storage (aggr_*_calls=0), many small
+# strided runs go through aggregators (aggr_*_calls>0); aggregate=always|never
+# and a set aggregator count force the choice; a tier file that makes small
+# requests as cheap as large ones turns the strided case direct. Every run reads
+# back what it wrote (tagg-bench verifies byte for byte). Environment: MPIEXEC NPFLAG PREFLAGS BENCH PLUGIN_DIR.
 set -u
 work=$1; mkdir -p "$work"; cd "$work" || exit 1
 passed=0 failed=0
@@ -23,10 +26,20 @@ run() { # name want(zero|nonzero) tagg-config bench-args...
   then ok "$name: aggr_write_calls=$w aggr_read_calls=$r, data verified"
   else bad "$name: aggr_write_calls=$w aggr_read_calls=$r, want $want"; fi
 }
-run "4 x 2 MiB contiguous (>= block 1M): direct" zero "" --kernel array1d --dist uniform --size 2M
-run "4 x 2 MiB with block=4M: aggregated" nonzero "block=4M" --kernel array1d --dist uniform --size 2M
+cat > cheap.tiers <<'TIERS'
+tagg-tiers 1
+tier DRAM kind=DRAM latency=100ns bandwidth=10GB/s capacity=2GB persistency=none source
+tier FS kind=PFS latency=1ns bandwidth=1000GB/s capacity=100GB persistency=permanent target
+request 4K latency=1ns bandwidth=1000GB/s
+request 4M latency=1ns bandwidth=1000GB/s
+TIERS
+run "4 x 2 MiB contiguous: direct (model)" zero "" --kernel array1d --dist uniform --size 2M
+run "4 x 2 MiB with aggregate=always: aggregated" nonzero "aggregate=always" --kernel array1d --dist uniform --size 2M
 run "4 x 2 MiB with aggregators=2: aggregated" nonzero "aggregators=2" --kernel array1d --dist uniform --size 2M
-run "random 0..100 KiB per rank: aggregated" nonzero "" --kernel array1d --dist random --size 100K
-run "S3D blocks (strided rows): aggregated" nonzero "" --kernel s3d --grid 8 8 8
+run "random 0..100 KiB per rank (one run each): direct (model)" zero "" --kernel array1d --dist random --size 100K
+run "random 0..100 KiB per rank with aggregate=always: aggregated" nonzero "aggregate=always" --kernel array1d --dist random --size 100K
+run "S3D blocks (strided rows): aggregated (model)" nonzero "" --kernel s3d --grid 8 8 8
+run "S3D blocks with aggregate=never: direct" zero "aggregate=never" --kernel s3d --grid 8 8 8
+run "S3D blocks, target with no request latency (tier file): direct (model)" zero "tiers=$work/cheap.tiers" --kernel s3d --grid 8 8 8
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -23,7 +23,7 @@ check() { # name, expect-rc, command...
   local rc=$?
   if [ $rc = "$want" ] && grep -q "RESULT ok" out.txt; then ok "$name"; else bad "$name (exit $rc)"; tail -15 err.txt; cat out.txt; fi
 }
-B="buffers=2;buffer_size=256K;block=4M;summary=$work/sum.txt" # block > 1.5 MiB per rank: aggregated, not direct
+B="buffers=2;buffer_size=256K;block=4M;aggregate=always;summary=$work/sum.txt" # aggregated (1.5 MiB runs per rank would go direct)
 mkdir -p nvr
 
 # 1. A file written and read on DRAM: the one that must survive the failures below.

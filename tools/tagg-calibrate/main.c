@@ -219,6 +219,59 @@ static int measure_target(const opts_t *o, tagg_tier_t *t, char *why, size_t wle
     return 0;
 }
 
+/* The target's cost of one request by size (the 'request' lines of the tier
+ * file, tagg/callplan.h), what the engine's choice between direct access and
+ * aggregation needs: for each size, as many writes of that size as make
+ * `total` bytes at consecutive offsets, then one fsync, timed together; t(s) is
+ * the time per request. Written as latency = t(s) - s / B and bandwidth = B,
+ * with B the bandwidth of the largest size. */
+#define NSIZES 4
+static const size_t req_sizes[NSIZES] = {4096, 65536, 1 << 20, 4 << 20};
+
+static int measure_requests(const opts_t *o, double *lat, double *bw, char *why, size_t wlen)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tagg-calibrate-req-%ld.tmp", o->target_dir, (long)getpid());
+    size_t total = o->quick ? (8u << 20) : (32u << 20);
+    int    fd    = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    char  *buf   = malloc(4 << 20);
+    double t[NSIZES];
+    int    rc = 0;
+    if (fd < 0 || !buf) {
+        snprintf(why, wlen, "cannot write in %s: %s", o->target_dir, strerror(errno));
+        rc = -1;
+    }
+    for (int k = 0; k < NSIZES && rc == 0; k++) {
+        size_t s = req_sizes[k], n = total / s;
+        memset(buf, k + 1, 4 << 20);
+        double t0 = now();
+        for (size_t i = 0; i < n && rc == 0; i++)
+            if (pwrite(fd, buf, s, (off_t)(i * s)) != (ssize_t)s)
+                rc = -1;
+        if (fsync(fd) < 0)
+            rc = -1;
+        t[k] = (now() - t0) / (double)n;
+        if (ftruncate(fd, 0) < 0)
+            rc = -1;
+    }
+    if (fd >= 0)
+        close(fd), unlink(path);
+    free(buf);
+    if (rc < 0) {
+        if (!why[0])
+            snprintf(why, wlen, "writing in %s failed", o->target_dir);
+        return -1;
+    }
+    double B = (double)req_sizes[NSIZES - 1] / t[NSIZES - 1];
+    for (int k = 0; k < NSIZES; k++) {
+        bw[k]  = B;
+        lat[k] = t[k] - (double)req_sizes[k] / B;
+        if (lat[k] < 1e-9)
+            lat[k] = 1e-9;
+    }
+    return 0;
+}
+
 /* Ping-pong between rank 0 and `peer` (all ranks call). */
 static void pingpong(int peer, int quick, double *lat, double *bw)
 {
@@ -318,7 +371,8 @@ int main(int argc, char **argv)
 
     tagg_tiers_t tiers;
     memset(&tiers, 0, sizeof tiers);
-    int rc = 0;
+    int    rc = 0, have_req = 0;
+    double req_lat[NSIZES], req_bw[NSIZES];
     if (rank_ == 0) {
         const tagg_tier_ops_t *mem[] = {&tagg_tier_hbm, &tagg_tier_dram, &tagg_tier_nvr};
         for (int i = 0; i < 3 && rc == 0; i++) {
@@ -353,6 +407,16 @@ int main(int argc, char **argv)
             }
             else {
                 progress("target FS: latency %.3g s, bandwidth %.3g GB/s", t.latency, t.bandwidth / 1e9);
+                progress("target file system: measuring requests of 4 KiB, 64 KiB, 1 MiB, 4 MiB");
+                if (measure_requests(&o, req_lat, req_bw, why, sizeof why) < 0)
+                    progress("target requests: FAILED: %s", why);
+                else {
+                    have_req = 1;
+                    for (int k = 0; k < NSIZES; k++)
+                        progress("target request of %zu bytes: %.3g s (latency %.3g s + size / %.3g GB/s)",
+                                 req_sizes[k], req_lat[k] + (double)req_sizes[k] / req_bw[k], req_lat[k],
+                                 req_bw[k] / 1e9);
+                }
                 tiers.target               = tiers.ntiers;
                 tiers.tier[tiers.ntiers++] = t;
             }
@@ -405,6 +469,11 @@ int main(int argc, char **argv)
             tagg_tiers_print(&tiers, out);
             fprintf(out, "# measured by tagg-calibrate%s on %s, %d rank(s); NVR directory %s, target %s\n",
                     o.quick ? " --quick" : "", host, size_, tagg_nvr_dir(&cfg), o.target_dir);
+            if (have_req) {
+                fprintf(out, "# the target's cost of one request by size (write + fsync amortised): direct access or aggregation\n");
+                for (int k = 0; k < NSIZES; k++)
+                    fprintf(out, "request %zu latency=%gs bandwidth=%gB/s\n", req_sizes[k], req_lat[k], req_bw[k]);
+            }
             if (intra > 0)
                 fprintf(out, "# mpi intra-node latency=%gs bandwidth=%gGB/s\n", lat[0], bw[0] / 1e9);
             if (inter > 0)

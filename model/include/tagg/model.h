@@ -101,6 +101,10 @@ int tagg_partition(const uint64_t *bytes, int nranks, int naggr, uint64_t align,
                    tagg_partition_t *out, tagg_err_t *err);
 void tagg_partition_free(tagg_partition_t *p);
 
+/* File domains of the engine: [0, span) cut into *ndom <= naggr equal domains of
+ * *dsize bytes, a multiple of align (the last may be shorter). */
+void tagg_partition_range(uint64_t span, int naggr, uint64_t align, uint64_t *dsize, int *ndom);
+
 /* ---- cost of one candidate ----------------------------------------------- */
 
 typedef struct tagg_cost {

@@ -1,0 +1,397 @@
+/* callplan.c - the plan of one collective call from the gathered request rows
+ * (tagg/callplan.h). Pure: no MPI; every rank of a call runs it on the same
+ * rows and gets the same plan.
+ *
+ * Steps, in the order of MA-TAPIOCA section 3.2 (seed 002):
+ *   1. what the rows say: failure, nothing, overlap, metadata only;
+ *   2. aggregate or not: the model's cost of direct access (every rank issues
+ *      its own runs) against aggregation (a few large requests, plus the copy
+ *      and the synchronisations), with the target's latency and bandwidth by
+ *      request size (GLEAN's aggregation by message size, seed 003);
+ *   3. #Aggr (naggr.c) and the file domains (tagg_partition_range, partition.c);
+ *   4. one aggregator per domain: the layout's placement constraint, else the
+ *      cost model (Cost_A + Cost_T of each producer as a candidate, with its
+ *      node's tier), else the registry strategy; one domain per rank and at
+ *      most per_node aggregators per node (stepwise aggregation, seed 001);
+ *   5. rounds of the buffers, throttle (stepwise.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "tagg/callplan.h"
+
+void tagg_call_plan_free(tagg_call_plan_t *p) {
+  if (!p) return;
+  free(p->aggr);
+  memset(p, 0, sizeof *p);
+}
+
+double tagg_fs_request_time(const tagg_fs_perf_t *fs, const tagg_tiers_t *tiers, uint64_t size) {
+  double lat, bw;
+  if (!fs || fs->n <= 0) {
+    const tagg_tier_t *t = &tiers->tier[tiers->target];
+    lat = t->latency, bw = t->bandwidth;
+  } else if (fs->n == 1 || size <= fs->size[0]) {
+    lat = fs->latency[0], bw = fs->bandwidth[0];
+  } else if (size >= fs->size[fs->n - 1]) {
+    lat = fs->latency[fs->n - 1], bw = fs->bandwidth[fs->n - 1];
+  } else {
+    int i = 1;
+    while (i < fs->n - 1 && fs->size[i] < size) i++;
+    double x0 = log((double)fs->size[i - 1]), x1 = log((double)fs->size[i]), x = log((double)size);
+    double w = x1 > x0 ? (x - x0) / (x1 - x0) : 0;
+    lat = fs->latency[i - 1] + w * (fs->latency[i] - fs->latency[i - 1]);
+    bw = fs->bandwidth[i - 1] + w * (fs->bandwidth[i] - fs->bandwidth[i - 1]);
+  }
+  return lat + (bw > 0 ? (double)size / bw : 0);
+}
+
+/* The runs of one level (count runs of len at stride from lo) inside [a, b). */
+static uint64_t runs1(uint64_t lo, uint64_t count, uint64_t len, uint64_t stride, uint64_t a, uint64_t b,
+                      void (*emit)(void *ctx, uint64_t off, uint64_t len), void *ctx) {
+  uint64_t st = count > 1 ? stride : len, first = 0, n = 0;
+  if (a > lo && st) first = (a - lo) / st; /* run `first` is the first that may end after a */
+  for (uint64_t i = first; i < count; i++) {
+    uint64_t o = lo + i * st, e = o + len;
+    if (o >= b) break;
+    if (e <= a) continue;
+    uint64_t x = o > a ? o : a, y = e < b ? e : b;
+    if (emit) emit(ctx, x, y - x);
+    n++;
+  }
+  return n;
+}
+
+size_t tagg_req_runs(const tagg_req_desc_t *r, uint64_t a, uint64_t b,
+                     void (*emit)(void *ctx, uint64_t off, uint64_t len), void *ctx) {
+  if (!r->count || r->lo == UINT64_MAX || b <= r->lo || a >= r->hi) return 0;
+  uint64_t c2 = r->count2 ? r->count2 : 1, n = 0, span1 = (r->count - 1) * (r->count > 1 ? r->stride : 0) + r->len;
+  uint64_t first = 0;
+  if (c2 > 1 && a > r->lo && r->stride2) first = (a - r->lo) / r->stride2;
+  if (first) first--; /* a block may reach past the next one's start only if stride2 < span1: start one earlier */
+  for (uint64_t j = first; j < c2; j++) {
+    uint64_t blo = r->lo + j * (c2 > 1 ? r->stride2 : 0);
+    if (blo >= b) break;
+    if (blo + span1 <= a) continue;
+    n += runs1(blo, r->count, r->len, r->stride, a, b, emit, ctx);
+  }
+  return (size_t)n;
+}
+
+int tagg_req_same_shape(const tagg_req_desc_t *prev, const tagg_req_desc_t *cur, int nranks, int64_t *delta) {
+  int have = 0;
+  int64_t d = 0;
+  for (int r = 0; r < nranks; r++) {
+    const tagg_req_desc_t *p = &prev[r], *c = &cur[r];
+    if ((p->lo == UINT64_MAX) != (c->lo == UINT64_MAX)) return 0;
+    if (c->lo == UINT64_MAX) continue;
+    int64_t dr = (int64_t)(c->lo - p->lo);
+    if (have && dr != d) return 0;
+    d = dr, have = 1;
+    if (c->hi - c->lo != p->hi - p->lo || c->bytes != p->bytes || c->nruns != p->nruns || c->count != p->count ||
+        c->len != p->len || c->stride != p->stride || c->count2 != p->count2 || c->stride2 != p->stride2 ||
+        c->flags != p->flags)
+      return 0;
+  }
+  *delta = d;
+  return 1;
+}
+
+/* ---- producers of each domain (CSR, O(#ranks x domains met + #domains)) ---- */
+
+typedef struct {
+  size_t *first;          /* [ndom + 1] */
+  tagg_producer_t *prod;  /* producers of domain d: prod[first[d] .. first[d+1]-1], rank order */
+} prodlist_t;
+
+static void prodlist_free(prodlist_t *p) { free(p->first), free(p->prod); }
+
+static int dom_of(const tagg_call_plan_t *c, uint64_t off) {
+  uint64_t d = (off - c->lo) / c->dsize;
+  return d >= (uint64_t)c->ndom ? c->ndom - 1 : (int)d;
+}
+
+static int prodlist_build(const tagg_call_in_t *in, const tagg_call_plan_t *c, prodlist_t *pl) {
+  pl->first = calloc((size_t)c->ndom + 1, sizeof *pl->first);
+  if (!pl->first) return -1;
+  size_t total = 0;
+  for (int r = 0; r < in->nranks; r++) {
+    const tagg_req_desc_t *q = &in->req[r];
+    if (q->lo == UINT64_MAX || !q->bytes) continue;
+    for (int d = dom_of(c, q->lo); d <= dom_of(c, q->hi - 1); d++) pl->first[d + 1]++, total++;
+  }
+  for (int d = 0; d < c->ndom; d++) pl->first[d + 1] += pl->first[d];
+  pl->prod = malloc((total ? total : 1) * sizeof *pl->prod);
+  size_t *fill = malloc(((size_t)c->ndom + 1) * sizeof *fill);
+  if (!pl->prod || !fill) { free(fill); return -1; }
+  memcpy(fill, pl->first, ((size_t)c->ndom + 1) * sizeof *fill);
+  for (int r = 0; r < in->nranks; r++) {
+    const tagg_req_desc_t *q = &in->req[r];
+    if (q->lo == UINT64_MAX || !q->bytes) continue;
+    for (int d = dom_of(c, q->lo); d <= dom_of(c, q->hi - 1); d++) {
+      uint64_t dlo = c->lo + (uint64_t)d * c->dsize, dhi = dlo + c->dsize;
+      uint64_t a = q->lo > dlo ? q->lo : dlo, b = q->hi < dhi ? q->hi : dhi;
+      /* omega(i, A): the rank's bytes in the domain, assuming them spread evenly over its range */
+      uint64_t w = (uint64_t)((double)q->bytes * (double)(b - a) / (double)(q->hi - q->lo));
+      pl->prod[fill[d]++] = (tagg_producer_t){r, w ? w : 1};
+    }
+  }
+  free(fill);
+  return 0;
+}
+
+/* ---- election ---------------------------------------------------------- */
+
+typedef struct {
+  char *taken;    /* [nranks] */
+  int *node_aggr; /* [nnodes] */
+  int cap;
+} elect_t;
+
+static int node_of(const tagg_call_in_t *in, int r) { return tagg_topology_rank_node(in->topo, r); }
+
+static int usable(const tagg_call_in_t *in, const elect_t *e, int r) {
+  return !e->taken[r] && (e->cap == 0 || e->node_aggr[node_of(in, r)] < e->cap);
+}
+
+/* Next usable rank at or after `from` (cyclically); the node cap relaxed when it cannot be met. */
+static int next_free(const tagg_call_in_t *in, const elect_t *e, int from) {
+  int P = in->nranks;
+  for (int i = 0; i < P; i++)
+    if (usable(in, e, (from + i) % P)) return (from + i) % P;
+  for (int i = 0; i < P; i++)
+    if (!e->taken[(from + i) % P]) return (from + i) % P;
+  return -1;
+}
+
+static void take(const tagg_call_in_t *in, elect_t *e, tagg_call_plan_t *c, int d, int r) {
+  c->aggr[d] = r, e->taken[r] = 1, e->node_aggr[node_of(in, r)]++;
+}
+
+static int tier_of(const tagg_call_in_t *in, int r) {
+  return in->node_tier ? in->node_tier[node_of(in, r)] : in->tiers->source;
+}
+
+/* Cost-based: the cheapest usable producer by Cost_A + Cost_T (lowest rank on ties). */
+static int elect_cost(const tagg_call_in_t *in, elect_t *e, const tagg_producer_t *prod, size_t np, int *winner,
+                      tagg_err_t *err) {
+  tagg_group_summary_t sum;
+  int rc = tagg_group_summary_build(in->topo, prod, np, &sum, err);
+  if (rc) return rc;
+  double best = INFINITY;
+  *winner = -1;
+  for (size_t i = 0; i < np && !rc; i++) {
+    int r = prod[i].rank;
+    if (!usable(in, e, r)) continue;
+    tagg_cost_t cost;
+    rc = tagg_candidate_cost_summary(in->topo, in->tiers, &sum, r, tier_of(in, r), in->opts, &cost, err);
+    if (!rc && cost.eligible && cost.total < best) best = cost.total, *winner = r;
+  }
+  tagg_group_summary_free(&sum);
+  return rc;
+}
+
+static int elect(const tagg_call_in_t *in, tagg_call_plan_t *c, const prodlist_t *pl, tagg_err_t *err) {
+  int P = in->nranks, nn = tagg_topology_nnodes(in->topo), rc = 0, nfirst = 0;
+  elect_t e = {calloc((size_t)P, 1), calloc((size_t)(nn > 0 ? nn : 1), sizeof(int)), c->per_node};
+  int *first = malloc((size_t)P * sizeof *first), *used = NULL;
+  char *seen = calloc((size_t)(nn > 0 ? nn : 1), 1);
+  if (in->owner) used = calloc((size_t)P, sizeof *used);
+  if (!e.taken || !e.node_aggr || !first || !seen || (in->owner && !used)) {
+    rc = tagg_seterr(err, TAGG_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (int r = 0; r < P; r++) /* lowest rank of each node, in rank order (registry strategies) */
+    if (!seen[node_of(in, r)]) seen[node_of(in, r)] = 1, first[nfirst++] = r;
+  uint64_t rng = in->opts->seed;
+  for (int d = 0; d < c->ndom && !rc; d++) {
+    const tagg_producer_t *prod = pl->prod + pl->first[d];
+    size_t np = pl->first[d + 1] - pl->first[d];
+    int w = -1, tier = in->tiers->source;
+    if (in->owner) { /* placement constraint: the next allowed rank of the stripe's node not used yet */
+      uint64_t off = c->lo + (uint64_t)d * c->dsize;
+      int head = in->owner(in->owner_ctx, off, 0);
+      w = head >= 0 && head < P ? in->owner(in->owner_ctx, off, used[head]++) : -1;
+      if (w < 0 || w >= P) {
+        rc = tagg_seterr(err, TAGG_ENOCAND, "no rank left on the node holding address %llu to aggregate it "
+                         "(%d domains)", (unsigned long long)off, c->ndom);
+        break;
+      }
+      take(in, &e, c, d, w);
+      continue;
+    }
+    if (np && (in->cost_based || !in->strategy)) {
+      rc = elect_cost(in, &e, prod, np, &w, err);
+    } else if (np) {
+      tagg_group_summary_t sum;
+      if (!(rc = tagg_group_summary_build(in->topo, prod, np, &sum, err))) {
+        tagg_strategy_ctx_t ctx = {in->topo, in->tiers, in->opts, d, prod, np, &sum, &rng, first, nfirst};
+        rc = in->strategy->choose(&ctx, &w, &tier, err);
+        tagg_group_summary_free(&sum);
+      }
+    }
+    if (rc) break;
+    if (w < 0 || w >= P || !usable(in, &e, w)) /* no eligible candidate left: the first free rank from d's position */
+      w = next_free(in, &e, w >= 0 && w < P ? w : (int)((long long)d * P / c->ndom));
+    if (w < 0) {
+      rc = tagg_seterr(err, TAGG_ENOCAND, "no rank left to aggregate domain %d of %d", d, c->ndom);
+      break;
+    }
+    take(in, &e, c, d, w);
+  }
+done:
+  free(e.taken), free(e.node_aggr), free(first), free(seen), free(used);
+  return rc;
+}
+
+/* ---- the plan ------------------------------------------------------------ */
+
+int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *err) {
+  memset(c, 0, sizeof *c);
+  c->failed_rank = -1;
+  if (!in || !in->req || !in->tiers || !in->opts || in->nranks < 1 || in->bufsize == 0 || in->nbuf < 1)
+    return tagg_seterr(err, TAGG_EINVAL, "call plan: missing input");
+  int P = in->nranks, overlap = 0, raw = 0;
+  uint64_t lo = UINT64_MAX, hi = 0, total = 0;
+  double worst_runs = 0, worst_move = 0;
+  const tagg_tier_t *src = &in->tiers->tier[in->tiers->source];
+  for (int r = 0; r < P; r++) {
+    const tagg_req_desc_t *q = &in->req[r];
+    if (q->flags & TAGG_REQ_FAILED) {
+      c->action = TAGG_CALL_FAILED, c->failed_rank = r, c->why = "a rank failed";
+      return TAGG_OK;
+    }
+    if (q->lo == UINT64_MAX || !q->bytes) continue;
+    lo = q->lo < lo ? q->lo : lo, hi = q->hi > hi ? q->hi : hi, total += q->bytes;
+    overlap |= (q->flags & TAGG_REQ_OVERLAP) != 0, raw |= (q->flags & TAGG_REQ_RAW) != 0;
+    /* direct: this rank's runs as file-system requests, one after the other */
+    uint64_t n = q->nruns ? q->nruns : 1;
+    double t = (double)n * tagg_fs_request_time(in->fs, in->tiers, q->bytes / n);
+    worst_runs = t > worst_runs ? t : worst_runs;
+    /* aggregated: the same runs as one-sided transfers into the aggregation tier */
+    double m = (double)n * src->latency + (double)q->bytes / src->bandwidth;
+    worst_move = m > worst_move ? m : worst_move;
+  }
+  if (!total) { c->action = TAGG_CALL_NOTHING, c->why = "nothing to move"; return TAGG_OK; }
+  if (overlap) { c->action = TAGG_CALL_DIRECT, c->why = "a rank's own runs overlap"; return TAGG_OK; }
+  if (!raw) { c->action = TAGG_CALL_DIRECT, c->why = "file metadata only"; return TAGG_OK; }
+  uint64_t unit = in->unit ? in->unit : 1;
+  c->lo = lo / unit * unit, c->hi = hi;
+  int owned = in->owner && in->owner(in->owner_ctx, c->lo, 0) >= 0;
+
+  /* partition: #Aggr and the file domains */
+  uint64_t span = hi - c->lo;
+  int naggr = owned ? (int)((span + unit - 1) / unit) : in->naggr > 0 ? in->naggr : tagg_naggr(total, P, in->opts, NULL);
+  if (!owned) naggr = naggr < 1 ? 1 : naggr > P ? P : naggr;
+  tagg_partition_range(span, naggr, unit, &c->dsize, &c->ndom);
+  if (!owned && c->ndom == 1 && lo > c->lo) {
+    /* one domain: no boundary between aggregators to align, so it starts where
+     * the data does (HDF5's data after its 2 KiB header then fits buffers of
+     * the data's size in one round) */
+    c->lo = lo, span = hi - lo;
+    tagg_partition_range(span, 1, unit, &c->dsize, &c->ndom);
+  }
+  /* rounds: one slot of nbuf buffers when a domain fits them all (no pipeline, one synchronisation) */
+  c->round = c->dsize <= (uint64_t)in->nbuf * in->bufsize ? c->dsize : in->bufsize;
+  c->nrounds = (int)((c->dsize + c->round - 1) / c->round);
+
+  /* aggregate or not (GLEAN, seed 003): the model's cost of each choice */
+  uint64_t req = c->round < c->dsize ? c->round : c->dsize;
+  double sync = in->sync_cost > 0 ? in->sync_cost : 50e-6 * (1 + log2((double)P));
+  double t_fs = in->tiers->tier[in->tiers->target].bandwidth > 0 ? (double)total / in->tiers->tier[in->tiers->target].bandwidth : 0;
+  c->cost_direct = worst_runs > t_fs ? worst_runs : t_fs;
+  double file_aggr = (double)c->nrounds * tagg_fs_request_time(in->fs, in->tiers, req);
+  c->cost_aggr = (file_aggr > t_fs ? file_aggr : t_fs) + worst_move + (double)(c->nrounds + 1) * sync;
+  if (!owned) {
+    if (in->mode == TAGG_AGGREGATE_NEVER) { c->action = TAGG_CALL_DIRECT, c->why = "aggregate=never"; return TAGG_OK; }
+    if (in->mode == TAGG_AGGREGATE_AUTO && in->naggr <= 0 && c->cost_direct <= c->cost_aggr) {
+      c->action = TAGG_CALL_DIRECT, c->why = "direct access costs less";
+      return TAGG_OK;
+    }
+  }
+  if (!in->topo) return tagg_seterr(err, TAGG_EINVAL, "call plan: aggregation needs the machine description");
+  c->action = TAGG_CALL_AGGREGATE;
+  c->why = owned ? "node-local stripes" : in->mode == TAGG_AGGREGATE_ALWAYS || in->naggr > 0 ? "forced" : "aggregation costs less";
+
+  /* stepwise aggregation and throttling: configured, or the model's rules */
+  int tier0 = in->node_tier ? in->node_tier[0] : in->tiers->source;
+  c->per_node = in->per_node >= 0 ? in->per_node : tagg_aggr_per_node(c->ndom, tagg_topology_nnodes(in->topo));
+  c->throttle = in->throttle >= 0 ? in->throttle : tagg_throttle(in->topo, in->tiers, tier0, c->ndom);
+  if (c->throttle >= c->ndom) c->throttle = 0; /* no aggregator would ever wait */
+  c->exact = 1;
+  for (int r = 0; r < P; r++)
+    if (in->req[r].lo != UINT64_MAX && in->req[r].bytes && !in->req[r].count) c->exact = 0;
+
+  prodlist_t pl = {0};
+  c->aggr = malloc((size_t)c->ndom * sizeof *c->aggr);
+  int rc = c->aggr && prodlist_build(in, c, &pl) == 0 ? TAGG_OK : tagg_seterr(err, TAGG_ENOMEM, "out of memory");
+  if (!rc) rc = elect(in, c, &pl, err);
+  prodlist_free(&pl);
+  if (rc) { /* the decision stands (every rank made it); only this rank's plan failed */
+    int exact = c->exact;
+    tagg_call_plan_free(c);
+    c->action = TAGG_CALL_AGGREGATE, c->why = "failed", c->exact = exact;
+  }
+  return rc;
+}
+
+/* ---- coverage from the rows ---------------------------------------------- */
+
+typedef struct {
+  uint64_t *v;
+  size_t n, cap;
+  int oom;
+} pairs_t;
+
+static void push_pair(void *ctx, uint64_t off, uint64_t len) {
+  pairs_t *p = ctx;
+  if (p->oom) return;
+  if (p->n == p->cap) {
+    size_t cap = p->cap ? 2 * p->cap : 64;
+    uint64_t *v = realloc(p->v, cap * 2 * sizeof *v);
+    if (!v) { p->oom = 1; return; }
+    p->v = v, p->cap = cap;
+  }
+  p->v[2 * p->n] = off, p->v[2 * p->n + 1] = len, p->n++;
+}
+
+static int cmp_pair(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+int tagg_call_coverage(const tagg_call_in_t *in, const tagg_call_plan_t *c, int d, uint64_t **cov, size_t *ncov,
+                       tagg_err_t *err) {
+  *cov = NULL, *ncov = 0;
+  if (!c->exact || d < 0 || d >= c->ndom) return tagg_seterr(err, TAGG_EINVAL, "coverage: not computable from the rows");
+  uint64_t dlo = c->lo + (uint64_t)d * c->dsize, dhi = dlo + c->dsize;
+  pairs_t p = {0};
+  for (int r = 0; r < in->nranks; r++)
+    if (in->req[r].bytes) tagg_req_runs(&in->req[r], dlo, dhi, push_pair, &p);
+  if (p.oom) { free(p.v); return tagg_seterr(err, TAGG_ENOMEM, "out of memory"); }
+  /* every rank's runs are in file order: usually already sorted when producers do not interleave */
+  int sorted = 1;
+  for (size_t i = 1; i < p.n && sorted; i++) sorted = p.v[2 * i] >= p.v[2 * (i - 1)];
+  if (!sorted) qsort(p.v, p.n, 2 * sizeof *p.v, cmp_pair);
+  size_t m = 0;
+  for (size_t i = 0; i < p.n; i++) { /* merge overlapping and adjacent runs */
+    if (m && p.v[2 * (m - 1)] + p.v[2 * (m - 1) + 1] >= p.v[2 * i]) {
+      uint64_t end = p.v[2 * i] + p.v[2 * i + 1];
+      if (end > p.v[2 * (m - 1)] + p.v[2 * (m - 1) + 1]) p.v[2 * (m - 1) + 1] = end - p.v[2 * (m - 1)];
+    } else {
+      p.v[2 * m] = p.v[2 * i], p.v[2 * m + 1] = p.v[2 * i + 1], m++;
+    }
+  }
+  *cov = p.v, *ncov = m;
+  return TAGG_OK;
+}
+
+size_t tagg_call_plan_scratch_bytes(int nranks, int ndom, int span) {
+  size_t P = (size_t)nranks, D = (size_t)ndom;
+  return P * sizeof(tagg_req_desc_t)                       /* gathered rows */
+         + (P * (size_t)span) * sizeof(tagg_producer_t)    /* producer lists */
+         + (D + 1) * sizeof(size_t) * 2                    /* CSR index and fill */
+         + D * sizeof(int)                                 /* aggregators */
+         + P * (1 + sizeof(int))                           /* election: taken, first ranks */
+         + (P + D) * (sizeof(tagg_producer_t) + 4 * sizeof(uint64_t)); /* one group summary at a time (bound) */
+}

@@ -1,0 +1,390 @@
+/* test_callplan.c - the plan of one collective call as a pure computation
+ * (tagg/callplan.h), without MPI: the decision (nothing, failed, direct,
+ * aggregate, by the model's cost with the target's cost by request size, and
+ * forced), the partition, the election (one domain per rank, aggregators per
+ * node, the layout's placement constraint), plan reuse (same shape), coverage
+ * from the rows, the tier file's request lines, and the memory of a plan at
+ * 64K ranks. Expected values are worked out by hand in the comments. */
+#include <stdlib.h>
+#include "testutil.h"
+#include "tagg/callplan.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * 1024ull)
+
+typedef struct {
+  tagg_topology_t *topo;
+  tagg_tiers_t tiers;
+  tagg_model_opts_t opts;
+  tagg_req_desc_t *req;
+  tagg_call_in_t in;
+} fx_t;
+
+/* nranks ranks, rank r on node r / per_node. */
+static void fx_init(fx_t *fx, int nranks, int per_node) {
+  memset(fx, 0, sizeof *fx);
+  int *rn = malloc((size_t)nranks * sizeof *rn);
+  for (int r = 0; r < nranks; r++) rn[r] = r / per_node;
+  tagg_err_t err;
+  if (tagg_topology_generic_from_ranks(nranks, rn, 0, NULL, 1e-6, 10e9, &fx->topo, &err)) fail_msg("%s", err.msg);
+  free(rn);
+  tagg_tiers_default(&fx->tiers);
+  tagg_model_opts_default(&fx->opts);
+  fx->opts.n_buff = 2, fx->opts.s_buff = 4 * MiB, fx->opts.fs_block = 1 * MiB;
+  fx->req = calloc((size_t)nranks, sizeof *fx->req);
+  for (int r = 0; r < nranks; r++) fx->req[r].lo = UINT64_MAX;
+  tagg_call_in_t *in = &fx->in;
+  in->nranks = nranks, in->req = fx->req, in->topo = fx->topo, in->tiers = &fx->tiers, in->opts = &fx->opts;
+  in->cost_based = 1, in->unit = 1 * MiB, in->bufsize = 4 * MiB, in->nbuf = 2;
+  in->per_node = -1, in->throttle = -1, in->mode = TAGG_AGGREGATE_AUTO;
+}
+
+static void fx_free(fx_t *fx) {
+  tagg_topology_free(fx->topo);
+  free(fx->req);
+}
+
+/* Rank r: count runs of len at stride from lo. */
+static void row(fx_t *fx, int r, uint64_t lo, uint64_t count, uint64_t len, uint64_t stride) {
+  tagg_req_desc_t *q = &fx->req[r];
+  q->lo = lo, q->count = count, q->len = len, q->stride = count > 1 ? stride : len, q->count2 = 1, q->stride2 = 0;
+  q->hi = lo + (count - 1) * q->stride + len, q->bytes = count * len, q->nruns = count, q->flags = TAGG_REQ_RAW;
+}
+
+/* The demo's column blocks: P ranks, rows of 8 KiB, rank r owns 8 KiB / P of each row. */
+static void column_blocks(fx_t *fx, int P, uint64_t rows) {
+  uint64_t w = 8 * KiB / (uint64_t)P;
+  for (int r = 0; r < P; r++) row(fx, r, 2048 + (uint64_t)r * w, rows, w, 8 * KiB);
+}
+
+static tagg_call_plan_t plan_ok(fx_t *fx) {
+  tagg_call_plan_t p;
+  tagg_err_t err = {0};
+  if (tagg_call_plan(&fx->in, &p, &err)) fail_msg("plan failed: %s", err.msg);
+  return p;
+}
+
+static void test_decision_basics(void **state) {
+  (void)state;
+  fx_t fx;
+  fx_init(&fx, 4, 4);
+  tagg_call_plan_t p = plan_ok(&fx); /* every row empty */
+  assert_int_equal(p.action, TAGG_CALL_NOTHING);
+  column_blocks(&fx, 4, 64);
+  fx.req[2].flags |= TAGG_REQ_FAILED; /* a local failure rides in the row */
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_FAILED);
+  assert_int_equal(p.failed_rank, 2);
+  fx.req[2].flags = TAGG_REQ_RAW | TAGG_REQ_OVERLAP;
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  assert_string_equal(p.why, "a rank's own runs overlap");
+  for (int r = 0; r < 4; r++) fx.req[r].flags = 0; /* file metadata only */
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  assert_string_equal(p.why, "file metadata only");
+  fx_free(&fx);
+}
+
+static void test_decision_by_cost(void **state) {
+  (void)state;
+  fx_t fx;
+  fx_init(&fx, 4, 4);
+  /* One 8 MiB run per rank: direct is one request each; aggregation adds the copy. */
+  for (int r = 0; r < 4; r++) row(&fx, r, (uint64_t)r * 8 * MiB, 1, 8 * MiB, 0);
+  tagg_call_plan_t p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  assert_true(p.cost_direct <= p.cost_aggr);
+  fx.in.mode = TAGG_AGGREGATE_ALWAYS;
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_AGGREGATE);
+  tagg_call_plan_free(&p);
+  fx.in.mode = TAGG_AGGREGATE_AUTO;
+  fx.in.naggr = 2; /* a set aggregator count aggregates */
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_AGGREGATE);
+  assert_int_equal(p.ndom, 2);
+  tagg_call_plan_free(&p);
+  fx.in.naggr = 0;
+  /* Column blocks: 256 runs of 2 KiB per rank; with the default target (1 ms per
+   * request) direct costs 256 ms, aggregated one 2 MiB request. */
+  for (int r = 0; r < 4; r++) fx.req[r].lo = UINT64_MAX, fx.req[r].bytes = 0;
+  column_blocks(&fx, 4, 256);
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_AGGREGATE);
+  assert_true(p.cost_aggr < p.cost_direct);
+  tagg_call_plan_free(&p);
+  fx.in.mode = TAGG_AGGREGATE_NEVER;
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  fx.in.mode = TAGG_AGGREGATE_AUTO;
+  /* A target where small requests cost nothing (the tier file's request lines): direct. */
+  tagg_fs_perf_t fs;
+  tagg_err_t err = {0};
+  if (tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=1ns bandwidth=1000GB/s\nrequest 4M latency=1ns bandwidth=1000GB/s\n",
+                         "t", &fs, &err))
+    fail_msg("%s", err.msg);
+  fx.tiers.tier[fx.tiers.target].bandwidth = 1e15; /* the whole-target limit out of the way */
+  fx.in.fs = &fs;
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  fx_free(&fx);
+}
+
+static void test_fs_request_time(void **state) {
+  (void)state;
+  tagg_fs_perf_t fs;
+  tagg_err_t err = {0};
+  assert_int_equal(tagg_fs_perf_parse("tagg-tiers 1\ntier X kind=DRAM latency=1ns bandwidth=1GB/s capacity=1GB persistency=none\n"
+                                      "request 4KiB latency=1ms bandwidth=4MB/s\nrequest 4MiB latency=2ms bandwidth=1GB/s\n",
+                                      "t", &fs, &err), TAGG_OK);
+  assert_int_equal(fs.n, 2);
+  /* 4 KiB: 1 ms + 4096 / 4e6 s; 4 MiB: 2 ms + 4194304 / 1e9 s; beyond the ends: the end points */
+  assert_true(fabs(tagg_fs_request_time(&fs, NULL, 4096) - (1e-3 + 4096 / 4e6)) < 1e-12);
+  assert_true(fabs(tagg_fs_request_time(&fs, NULL, 4 * MiB) - (2e-3 + 4194304 / 1e9)) < 1e-12);
+  assert_true(fabs(tagg_fs_request_time(&fs, NULL, 512) - (1e-3 + 512 / 4e6)) < 1e-12);
+  /* 64 KiB: halfway in log(size) between 4 KiB and 4 MiB is 128 KiB; 64 KiB is 0.4 of the way */
+  double w = log(64.0 * 1024 / 4096) / log(1024.0), lat = 1e-3 + w * 1e-3, bw = 4e6 + w * (1e9 - 4e6);
+  assert_true(fabs(tagg_fs_request_time(&fs, NULL, 64 * KiB) - (lat + 65536 / bw)) < 1e-9);
+  assert_int_not_equal(tagg_fs_perf_parse("tagg-tiers 1\nrequest 4M latency=1ms bandwidth=1GB/s\nrequest 4K latency=1ms bandwidth=1GB/s\n",
+                                          "bad.tiers", &fs, &err), TAGG_OK);
+  assert_contains(err.msg, "sizes must ascend");
+  assert_int_not_equal(tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=1ms\n", "bad.tiers", &fs, &err), TAGG_OK);
+  assert_contains(err.msg, "bad.tiers:2");
+  /* the tier parser accepts the request lines */
+  tagg_tiers_t t;
+  assert_int_equal(tagg_tiers_parse("tagg-tiers 1\ntier D kind=DRAM latency=1ns bandwidth=1GB/s capacity=1GB persistency=none\n"
+                                    "tier F kind=PFS latency=1ms bandwidth=1GB/s capacity=1TB persistency=permanent\n"
+                                    "request 4K latency=1ms bandwidth=4MB/s\n", "t", &t, &err), TAGG_OK);
+}
+
+static void test_partition(void **state) {
+  (void)state;
+  uint64_t dsize;
+  int ndom;
+  tagg_partition_range(10 * MiB, 4, MiB, &dsize, &ndom); /* 2.5 MiB -> 3 MiB domains: 4 of them (3,3,3,1) */
+  assert_int_equal(dsize, 3 * MiB);
+  assert_int_equal(ndom, 4);
+  tagg_partition_range(10 * MiB, 3, MiB, &dsize, &ndom); /* 3.33 -> 4 MiB: 3 domains (4,4,2) */
+  assert_int_equal(dsize, 4 * MiB);
+  assert_int_equal(ndom, 3);
+  tagg_partition_range(100, 8, MiB, &dsize, &ndom); /* less than a unit: one domain */
+  assert_int_equal(dsize, MiB);
+  assert_int_equal(ndom, 1);
+  /* in a plan: the domains cover [lo aligned down, hi), one round when a domain fits 2 x 4 MiB */
+  fx_t fx;
+  fx_init(&fx, 4, 4);
+  column_blocks(&fx, 4, 1024); /* [2048, 2048 + 8 MiB) */
+  fx.in.naggr = 2;
+  tagg_call_plan_t p = plan_ok(&fx);
+  assert_int_equal(p.lo, 0);
+  assert_int_equal(p.hi, 2048 + 8 * MiB);
+  assert_int_equal(p.ndom, 2);
+  assert_int_equal(p.dsize, 5 * MiB); /* ceil((8 MiB + 2048) / 2) rounded up to 1 MiB */
+  assert_int_equal(p.nrounds, 1);
+  assert_int_equal(p.round, 5 * MiB);
+  assert_true((uint64_t)p.ndom * p.dsize >= p.hi - p.lo);
+  tagg_call_plan_free(&p);
+  fx.in.naggr = 1; /* one domain starts where the data does: 8 MiB, one round of 2 x 4 MiB buffers */
+  p = plan_ok(&fx);
+  assert_int_equal(p.lo, 2048);
+  assert_int_equal(p.dsize, 8 * MiB);
+  assert_int_equal(p.nrounds, 1);
+  tagg_call_plan_free(&p);
+  column_blocks(&fx, 4, 1100); /* 8.6 MiB: 9 MiB domain > 8 MiB of buffers: rounds of 4 MiB */
+  p = plan_ok(&fx);
+  assert_int_equal(p.dsize, 9 * MiB);
+  assert_int_equal(p.round, 4 * MiB);
+  assert_int_equal(p.nrounds, 3);
+  tagg_call_plan_free(&p);
+  fx_free(&fx);
+}
+
+static void test_election(void **state) {
+  (void)state;
+  fx_t fx;
+  fx_init(&fx, 8, 4); /* 2 nodes of 4 ranks */
+  for (int r = 0; r < 8; r++) row(&fx, r, (uint64_t)r * MiB, 16, 16 * KiB, 64 * KiB);
+  fx.in.naggr = 4, fx.in.mode = TAGG_AGGREGATE_ALWAYS;
+  tagg_call_plan_t p = plan_ok(&fx), q = plan_ok(&fx);
+  assert_int_equal(p.ndom, 4);
+  assert_int_equal(p.per_node, 2); /* ceil(4 / 2 nodes) */
+  int per_node[2] = {0, 0};
+  for (int d = 0; d < p.ndom; d++) {
+    assert_int_equal(p.aggr[d], q.aggr[d]); /* deterministic: every rank computes the same */
+    for (int e = 0; e < d; e++) assert_int_not_equal(p.aggr[d], p.aggr[e]); /* one domain per rank */
+    per_node[p.aggr[d] / 4]++;
+    /* a producer of its domain: domain d = [2d, 2d + 2) MiB holds ranks 2d and 2d + 1 */
+    assert_true(p.aggr[d] == 2 * d || p.aggr[d] == 2 * d + 1);
+  }
+  assert_int_equal(per_node[0], 2);
+  assert_int_equal(per_node[1], 2);
+  tagg_call_plan_free(&p), tagg_call_plan_free(&q);
+  /* aggr_per_node=1 with 4 domains on 2 nodes cannot hold: relaxed, still distinct ranks */
+  fx.in.per_node = 1;
+  p = plan_ok(&fx);
+  for (int d = 0; d < p.ndom; d++)
+    for (int e = 0; e < d; e++) assert_int_not_equal(p.aggr[d], p.aggr[e]);
+  tagg_call_plan_free(&p);
+  /* a registry strategy (first-per-node) is one strategy of the same election */
+  fx.in.per_node = -1, fx.in.cost_based = 0, fx.in.strategy = tagg_strategy_find("first-per-node");
+  assert_non_null(fx.in.strategy);
+  p = plan_ok(&fx);
+  for (int d = 0; d < p.ndom; d++)
+    for (int e = 0; e < d; e++) assert_int_not_equal(p.aggr[d], p.aggr[e]);
+  tagg_call_plan_free(&p);
+  fx_free(&fx);
+}
+
+/* Stripe k (64 KiB) may only be aggregated on node k mod 2; ranks 0-3 node 0, 4-7 node 1. */
+static int owner(const void *ctx, uint64_t off, int i) {
+  (void)ctx;
+  int node = (int)((off / (64 * KiB)) % 2);
+  return i >= 0 && i < 4 ? node * 4 + i : -1;
+}
+
+static void test_owner_constraint(void **state) {
+  (void)state;
+  fx_t fx;
+  fx_init(&fx, 8, 4);
+  for (int r = 0; r < 8; r++) row(&fx, r, (uint64_t)r * 32 * KiB, 1, 32 * KiB, 0); /* [0, 256 KiB): 4 stripes */
+  fx.in.unit = 64 * KiB, fx.in.owner = owner, fx.in.mode = TAGG_AGGREGATE_NEVER; /* the constraint wins */
+  tagg_call_plan_t p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_AGGREGATE);
+  assert_int_equal(p.ndom, 4);
+  assert_int_equal(p.dsize, 64 * KiB);
+  for (int d = 0; d < 4; d++) assert_int_equal(p.aggr[d] / 4, d % 2); /* on the stripe's node */
+  assert_int_equal(p.aggr[0], 0);
+  assert_int_equal(p.aggr[2], 1); /* the next rank of node 0: one domain per rank */
+  tagg_call_plan_free(&p);
+  fx_free(&fx);
+}
+
+static void test_same_shape(void **state) {
+  (void)state;
+  fx_t a, b;
+  fx_init(&a, 4, 4), fx_init(&b, 4, 4);
+  column_blocks(&a, 4, 64);
+  column_blocks(&b, 4, 64);
+  for (int r = 0; r < 4; r++) b.req[r].lo += 3 * MiB, b.req[r].hi += 3 * MiB;
+  int64_t delta = 0;
+  assert_true(tagg_req_same_shape(a.req, b.req, 4, &delta));
+  assert_int_equal(delta, 3 * MiB);
+  b.req[3].lo += 8, b.req[3].hi += 8; /* one rank shifted differently */
+  assert_false(tagg_req_same_shape(a.req, b.req, 4, &delta));
+  b.req[3].lo -= 8, b.req[3].hi -= 8, b.req[1].len = 1000; /* one rank's runs differ */
+  assert_false(tagg_req_same_shape(a.req, b.req, 4, &delta));
+  fx_free(&a), fx_free(&b);
+}
+
+static void test_coverage(void **state) {
+  (void)state;
+  fx_t fx;
+  fx_init(&fx, 4, 4);
+  column_blocks(&fx, 4, 256); /* [2048, 2048 + 2 MiB), every byte written */
+  fx.in.naggr = 2, fx.in.mode = TAGG_AGGREGATE_ALWAYS;
+  tagg_call_plan_t p = plan_ok(&fx);
+  assert_true(p.exact);
+  uint64_t *cov;
+  size_t n;
+  tagg_err_t err;
+  assert_int_equal(tagg_call_coverage(&fx.in, &p, 0, &cov, &n, &err), TAGG_OK);
+  assert_int_equal(p.dsize, 2 * MiB); /* ceil((2 MiB + 2048) / 2) rounded up to 1 MiB */
+  assert_int_equal(n, 1);             /* merged: [2048, 2 MiB) of domain 0 */
+  assert_int_equal(cov[0], 2048);
+  assert_int_equal(cov[1], 2 * MiB - 2048);
+  free(cov);
+  tagg_call_plan_free(&p);
+  fx.req[1].lo = UINT64_MAX, fx.req[1].bytes = 0; /* rank 1 writes nothing: a 2 KiB hole in every row */
+  p = plan_ok(&fx);
+  assert_int_equal(tagg_call_coverage(&fx.in, &p, 0, &cov, &n, &err), TAGG_OK);
+  assert_int_equal(cov[0], 2048);
+  assert_int_equal(cov[1], 2048);         /* rank 0's run */
+  assert_int_equal(cov[2], 2048 + 4096);  /* ranks 2 and 3 */
+  assert_int_equal(cov[3], 6144);         /* and the next row's rank 0: runs merge across rows */
+  free(cov);
+  tagg_call_plan_free(&p);
+  fx.req[2].count = 0; /* irregular: only the rank knows its runs; the engine exchanges them */
+  p = plan_ok(&fx);
+  assert_false(p.exact);
+  assert_int_not_equal(tagg_call_coverage(&fx.in, &p, 0, &cov, &n, &err), TAGG_OK);
+  tagg_call_plan_free(&p);
+  fx_free(&fx);
+}
+
+static void count_run(void *ctx, uint64_t off, uint64_t len) {
+  (void)off, (void)len;
+  (*(int *)ctx)++;
+}
+
+/* Two levels (a 2D block of a 3D array, S3D): 4 runs of 32 bytes at stride 128,
+ * 3 times at stride 1024. */
+static void test_two_level(void **state) {
+  (void)state;
+  tagg_req_desc_t q = {0};
+  q.lo = 0, q.count = 4, q.len = 32, q.stride = 128, q.count2 = 3, q.stride2 = 1024;
+  q.hi = 2048 + 3 * 128 + 32, q.bytes = 12 * 32, q.nruns = 12, q.flags = TAGG_REQ_RAW;
+  int n = 0;
+  assert_int_equal(tagg_req_runs(&q, 0, 4096, count_run, &n), 12);
+  assert_int_equal(n, 12);
+  /* [1088, 2088): block 1's runs at 1152, 1280, 1408 and block 2's first, clipped to [2048, 2080) */
+  n = 0;
+  assert_int_equal(tagg_req_runs(&q, 1088, 2088, count_run, &n), 4);
+  /* plans with it: exact coverage, the same bytes as the runs */
+  fx_t fx;
+  fx_init(&fx, 2, 2);
+  fx.req[0] = q;
+  fx.req[1] = q;
+  fx.req[1].lo += 32, fx.req[1].hi += 32; /* the neighbour's columns: runs of 64 bytes in total */
+  fx.in.mode = TAGG_AGGREGATE_ALWAYS, fx.in.unit = 4096;
+  tagg_call_plan_t p = plan_ok(&fx);
+  assert_true(p.exact);
+  uint64_t *cov;
+  size_t nc;
+  tagg_err_t err;
+  assert_int_equal(tagg_call_coverage(&fx.in, &p, 0, &cov, &nc, &err), TAGG_OK);
+  assert_int_equal(nc, 12);
+  for (size_t i = 0; i < nc; i++) {
+    assert_int_equal(cov[2 * i], (i / 4) * 1024 + (i % 4) * 128);
+    assert_int_equal(cov[2 * i + 1], 64);
+  }
+  free(cov);
+  tagg_call_plan_free(&p);
+  fx_free(&fx);
+}
+
+/* 64K ranks, 16 per node, one 1 MiB run each (a 64 GiB file), 1024 aggregators:
+ * the plan is computed and its memory is a few MiB, where a ranks x aggregators
+ * matrix of (bytes, lo, hi) would take 65536 x 1024 x 24 B = 1.5 GiB per rank. */
+static void test_memory_64k(void **state) {
+  (void)state;
+  int P = 65536;
+  fx_t fx;
+  fx_init(&fx, P, 16);
+  for (int r = 0; r < P; r++) row(&fx, r, (uint64_t)r * MiB + 512, 1, MiB, 0);
+  fx.in.naggr = 1024, fx.in.mode = TAGG_AGGREGATE_ALWAYS;
+  tagg_call_plan_t p = plan_ok(&fx);
+  /* (64 GiB + 512) / 1024 rounded up to 1 MiB: 65 MiB domains, 1009 of them */
+  assert_int_equal(p.dsize, 65 * MiB);
+  assert_int_equal(p.ndom, 1009);
+  for (int d = 1; d < p.ndom; d++) assert_int_not_equal(p.aggr[d], p.aggr[d - 1]);
+  size_t bytes = tagg_call_plan_scratch_bytes(P, p.ndom, 2); /* a rank's run meets at most 2 domains */
+  size_t matrix = (size_t)P * (size_t)p.ndom * 24;
+  print_message("plan memory per rank at %d ranks, %d aggregators: %.1f MiB (ranks x aggregators matrix: %.1f MiB)\n",
+                P, p.ndom, bytes / 1048576.0, matrix / 1048576.0);
+  assert_true(bytes < 16 * MiB);
+  assert_true(bytes * 50 < matrix);
+  tagg_call_plan_free(&p);
+  fx_free(&fx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_decision_basics), cmocka_unit_test(test_decision_by_cost),
+      cmocka_unit_test(test_fs_request_time), cmocka_unit_test(test_partition),
+      cmocka_unit_test(test_election),        cmocka_unit_test(test_owner_constraint),
+      cmocka_unit_test(test_same_shape),      cmocka_unit_test(test_coverage),
+      cmocka_unit_test(test_two_level),       cmocka_unit_test(test_memory_64k),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

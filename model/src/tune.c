@@ -75,6 +75,7 @@ struct tagg_tune_model {
     int     ncand;
     cand_t  cand[TAGG_TV_COUNT_];
     double  init, rate; /* gbdt */
+    uint64_t sum;       /* the 'end' line's checksum */
     int     ntrees;
     tree_t *tree;
 };
@@ -93,6 +94,7 @@ void tagg_tune_free(tagg_tune_model_t *m)
 
 const char *tagg_tune_kind(const tagg_tune_model_t *m) { return kind_names[m->kind]; }
 int tagg_tune_trees(const tagg_tune_model_t *m) { return m->ntrees; }
+uint64_t tagg_tune_sum(const tagg_tune_model_t *m) { return m->sum; }
 int tagg_tune_inputs(const tagg_tune_model_t *m) { return m->ninputs; }
 
 int tagg_tune_uses(const tagg_tune_model_t *m, int v)
@@ -410,6 +412,7 @@ int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char 
         fail(&r, "checksum mismatch: the file was changed or damaged after tagg-tune wrote it");
         goto done;
     }
+    m->sum = given;
     if (r.p != r.end) {
         r.line++;
         fail(&r, "text after the 'end' line");

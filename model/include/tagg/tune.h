@@ -94,6 +94,8 @@ int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char 
 /* Reads (at most TAGG_TUNE_MAX_BYTES, regular files only, no symlink) and parses. */
 int tagg_tune_load(const char *path, tagg_tune_model_t **out, char *err, size_t errlen);
 void tagg_tune_free(tagg_tune_model_t *m);
+/* The checksum on a parsed model's 'end' line (identifies its content). */
+uint64_t tagg_tune_sum(const tagg_tune_model_t *m);
 /* The checksum of the 'end' line: FNV-1a 64 of n bytes. */
 uint64_t tagg_tune_checksum(const char *p, size_t n);
 

@@ -23,7 +23,7 @@ typedef struct {
 #define TIERS_DEF "aggr_tier=auto;persistency=none;tiers=;nvr_dir=;hbm_capacity=0;dram_capacity=0;nvr_capacity=0;" \
                   "hbm_emulate=0;"
 #define SF_DEF "stripe_size=4194304;subfiles=0"
-#define ASYNC_DEF ";async=0;workers=0;staging_bytes=268435456"
+#define ASYNC_DEF ";async=0;workers=0;staging_bytes=268435456;record=;tuning="
 #define DEF_TAIL ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;fsync=0" ASYNC_DEF
 static const config_case_t cases[] = {
     {NULL, NULL, "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL},

@@ -36,7 +36,7 @@ static const config_case_t cases[] = {
     {NULL, "fsync=off;fsync=on", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;fsync=1" ASYNC_DEF, NULL},
     {NULL, "bogus=1", NULL, "unknown key 'bogus' (valid keys: verbose, summary, backend, aggregators, aggregate, buffer_size, buffers, block, "
                           "strategy, throttle, aggr_per_node, topology, aggr_tier, persistency, tiers, nvr_dir, hbm_capacity, "
-                          "dram_capacity, nvr_capacity, hbm_emulate, layout, stripe_size, subfiles, destination, drain, fsync, async, workers, staging_bytes)"},
+                          "dram_capacity, nvr_capacity, hbm_emulate, layout, stripe_size, subfiles, destination, drain, fsync, async, workers, staging_bytes, record, tuning)"},
     {NULL, "verbose=9", NULL, "key 'verbose': 9 is out of range [0, 2]"},
     {NULL, "verbose=-1", NULL, "out of range"},
     {NULL, "verbose=two", NULL, "key 'verbose': 'two' is not a whole number"},

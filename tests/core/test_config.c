@@ -43,7 +43,7 @@ static const config_case_t cases[] = {
     {NULL, "verbose=1x", NULL, "'1x' is not a whole number"},
     {NULL, "verbose=99999999999999999999999", NULL, "is not a whole number"},
     {NULL, "fsync=maybe", NULL, "not a boolean (valid: 1, 0, true, false, yes, no, on, off)"},
-    {NULL, "async=on;workers=3;staging_bytes=64M", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;fsync=0;async=1;workers=3;staging_bytes=67108864", NULL},
+    {NULL, "async=on;workers=3;staging_bytes=64M", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;fsync=0;async=1;workers=3;staging_bytes=67108864;record=;tuning=", NULL},
     {NULL, "staging_bytes=1K", NULL, "key 'staging_bytes'"},
     {NULL, "workers=65", NULL, "key 'workers': 65 is out of range [0, 64]"},
     {NULL, "backend=posix", NULL, "key 'backend': unknown value 'posix' (valid: tapioca, mpiio)"},

@@ -73,5 +73,13 @@ HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 120 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BE
 if grep -Eq "unavailable: .*tuning: .*bad.tune: tuning model.? line 2: expected 'kind" out.txt; then
   ok "bad model file: open refused with the line named"
 else bad "bad model file: $(tail -5 out.txt)"; fi
+# explore -> fit -> tuning=: the whole loop on tiny sizes
+rm -f sweep.jsonl
+if HDF5_PLUGIN_PATH=$PLUGIN_DIR "$PYTHON" "$TUNE" explore --bench "$BENCH" --dir "$work" -o "$work/sweep.jsonl" --ranks 2 --reps 1 --quick \
+     --mpiexec "$MPIEXEC ${PREFLAGS:-}" > explore.txt 2>&1 &&
+   "$PYTHON" "$TUNE" fit sweep.jsonl -o fitted.tune --trees 10 > fit.txt 2>&1 && grep -q decision_tree fit.txt; then
+  ok "explore ($(wc -l < sweep.jsonl) records) and fit: $(tail -1 fit.txt)"
+  run "a fitted model drives the calls" "tuning model chose" "tuning=$work/fitted.tune" --kernel array1d --dist uniform --size 64K
+else bad "explore/fit: $(tail -5 explore.txt fit.txt 2>/dev/null)"; fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

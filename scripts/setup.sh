@@ -46,13 +46,13 @@ run_logged() {
 }
 
 # ---------------------------------------------------------------- packages
-SYS_PKGS="mpich libmpich-dev libcmocka-dev libmemkind-dev libhwloc-dev zlib1g-dev pkg-config ninja-build cmake gcc g++ make dpkg-dev xz-utils python3-dev python3-venv"
+SYS_PKGS="mpich libmpich-dev libcmocka-dev libmemkind-dev libhwloc-dev zlib1g-dev libblosc-dev liblz4-dev libzstd-dev pkg-config ninja-build cmake gcc g++ make dpkg-dev xz-utils python3-dev python3-venv"
 APT_UPDATED=0
 apt_update_once() {
   if [ "$APT_UPDATED" = 0 ]; then run_logged apt-update apt-get update; APT_UPDATED=1; fi
 }
 step_packages() {
-  step packages "system packages (MPICH, CMocka, memkind, hwloc, zlib, Ninja)"
+  step packages "system packages (MPICH, CMocka, memkind, hwloc, zlib, c-blosc, LZ4, Zstandard, Ninja)"
   local missing=""
   for p in $SYS_PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -125,7 +125,7 @@ step_hdf5() {
 
 # ---------------------------------------------------------------- Python
 step_venv() {
-  step python "venv with mpi4py, parallel h5py ($HDF5_ROOT), numpy, pytest, pytest-mpi"
+  step python "venv with mpi4py, parallel h5py ($HDF5_ROOT), numpy, pytest, pytest-mpi, scikit-learn"
   VENV="$TAGG_CACHE/venv-$PYTAG-hdf5-$(echo "$HDF5_ROOT" | cksum | cut -d' ' -f1)"
   # pytest-mpi (h5py's MPI tests) came later: a venv stamped before it gets it added
   if [ -f "$VENV/.tagg-stamp" ] && "$VENV/bin/python" -c "import pytest_mpi" 2>/dev/null; then
@@ -133,7 +133,7 @@ step_venv() {
   fi
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV" || die "python3 -m venv failed" "install python3-venv"
   local pip="$VENV/bin/pip"
-  run_logged pip-base "$pip" install --disable-pip-version-check "setuptools>=77" "Cython>=3" pkgconfig numpy pytest pytest-mpi wheel
+  run_logged pip-base "$pip" install --disable-pip-version-check "setuptools>=77" "Cython>=3" pkgconfig numpy pytest pytest-mpi wheel scikit-learn
   # Debian's MPICH lacks the libmpi.so.12 name the mpi4py wheel wants: build from source.
   # Low optimisation keeps the compiler's memory in bounds (one -O3 -g process grew past 21 GB).
   if ! "$VENV/bin/python" -c "import mpi4py" 2>/dev/null; then
@@ -148,6 +148,13 @@ step_venv() {
   LD_LIBRARY_PATH="$HDF5_ROOT/lib" "$VENV/bin/python" -c "import h5py, sys; print('    h5py', h5py.version.version, 'hdf5', h5py.version.hdf5_version, 'mpi', h5py.get_config().mpi); sys.exit(0 if h5py.get_config().mpi else 1)" \
     || die "h5py is not built for MPI" "remove $VENV and run again"
   touch "$VENV/.tagg-stamp"
+}
+# scikit-learn for tagg-tune (fitting tuning models); a venv made before it was
+# needed gets it here.
+step_venv_tune() {
+  if "$VENV/bin/python" -c "import sklearn" 2>/dev/null; then return; fi
+  step python "scikit-learn in the venv (tagg-tune)"
+  run_logged sklearn "$VENV/bin/pip" install --disable-pip-version-check scikit-learn
 }
 
 # ---------------------------------------------------------------- netCDF (TAGG_NETCDF=1)
@@ -236,7 +243,7 @@ main() {
   step_packages
   step_hdf5
   step_venv
-  step_netcdf
+  run_logged pip-base "$pip" install --disable-pip-version-check "setuptools>=77" "Cython>=3" pkgconfig numpy pytest pytest-mpi wheel scikit-learn
   step_build
   write_env
   STEP=done; echo "==> set-up complete (HDF5 $HDF5_ROOT, venv $VENV, build $BUILD)"

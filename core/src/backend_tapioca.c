@@ -229,6 +229,7 @@ static void engine_free(tagg_engine_t *e)
         return;
     free(e->rows), free(e->req), free(e->prev_rows), free(e->res_key), free(e->machine_rows);
     tagg_call_plan_free(&e->prev_plan);
+    tagg_tune_free(e->tune);
     if (e->res && --e->res->users == 0 && !e->res->cached)
         res_free(e->res);
     if (!e->res && e->topo) /* loaded at open, resources never made */
@@ -302,6 +303,10 @@ static int tapioca_open(tagg_file_t *f)
             free(e);
             return -1;
         }
+    }
+    if (tagg_engine_tune_open(f, e) < 0) { /* local; the caller agrees */
+        engine_free(e);
+        return -1;
     }
     f->backend = e;
     return 0;
@@ -402,7 +407,7 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
         return -1;
     tr = MPI_Wtime() - tr;
     double tb = 0;
-    int rc = tagg_engine_plan(f, e, &c);
+    int rc = tagg_engine_plan(f, e, &c, dir);
     double t1 = MPI_Wtime();
     if (rc == 0 && c.plan.action == TAGG_CALL_DIRECT)
         rc = tagg_io_direct(f, x, dir); /* each rank its own extents, in order */
@@ -438,6 +443,10 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
                c.reused ? "reused" : "new", c.plan.exact ? "" : ",coverage-exchange", t1 - t0, tr, MPI_Wtime() - t1, tb);
         fflush(stdout);
     }
+    if (rc == 0 && f->rank == 0 && f->cfg.record && *f->cfg.record) {
+        double t2 = MPI_Wtime();
+        tagg_engine_record(f, e, &c, dir, t1 - t0, t2 - t1, t2 - t0);
+    }
     tagg_engine_call_free(&c);
     return rc;
 }
@@ -460,9 +469,11 @@ static void tapioca_describe(const tagg_file_t *f, char *buf, size_t len)
         return;
     }
     /* rank 0's counts: every rank makes the same choices */
-    snprintf(buf, len, "%s%saggregate=%s direct_by_model=%llu plans_reused=%llu", e->tier_text, e->tier_text[0] ? " " : "",
-             tagg_aggregate_names[f->cfg.aggregate], (unsigned long long)e->direct_calls,
-             (unsigned long long)e->reused);
+    int n = snprintf(buf, len, "%s%saggregate=%s direct_by_model=%llu plans_reused=%llu", e->tier_text,
+                     e->tier_text[0] ? " " : "", tagg_aggregate_names[f->cfg.aggregate],
+                     (unsigned long long)e->direct_calls, (unsigned long long)e->reused);
+    if (e->tune && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " tuned_calls=%llu", (unsigned long long)e->tune_calls);
 }
 
 const tagg_backend_ops_t tagg_backend_tapioca = {

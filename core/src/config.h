@@ -38,6 +38,8 @@
 #define TAGG_ENV_ASYNC "TAGG_ASYNC"
 #define TAGG_ENV_WORKERS "TAGG_WORKERS"
 #define TAGG_ENV_STAGING_BYTES "TAGG_STAGING_BYTES"
+#define TAGG_ENV_RECORD "TAGG_RECORD"
+#define TAGG_ENV_TUNING "TAGG_TUNING"
 
 /* Raw-data paths (the io backend registry in io.c). */
 typedef enum { TAGG_BACKEND_TAPIOCA = 0, TAGG_BACKEND_MPIIO, TAGG_BACKEND_COUNT_ } tagg_backend_t;
@@ -170,7 +172,15 @@ typedef enum { TAGG_DRAIN_NONE = 0, TAGG_DRAIN_CLOSE = 1, TAGG_DRAIN_COUNT_ } ta
     X(staging_bytes, SIZE, int64_t, TAGG_ENV_STAGING_BYTES, "256M", 4096, 1LL << 40, NULL,                \
       "async: bound on the staging pool of the process (DRAM), shared by all files; a write waits for "    \
       "space when the pool is full, and a single write larger than the pool is written synchronously "    \
-      "after the file's staged writes. Set by the file that starts the pool")
+      "after the file's staged writes. Set by the file that starts the pool")                             \
+    X(record, STR, char *, TAGG_ENV_RECORD, "", 0, 0, NULL,                                               \
+      "file to which rank 0 appends one JSON line per collective raw-data call: the pattern, the "        \
+      "settings used and the measured times (README: Self-tuning); empty = none")                        \
+    X(tuning, STR, char *, TAGG_ENV_TUNING, "", 0, 0, NULL,                                               \
+      "model file written by `tagg-tune fit`: at each collective call whose plan is not reused, the "     \
+      "engine predicts the time of every candidate setting the model knows (direct or aggregated, "      \
+      "aggregators, throttle) and takes the fastest; keys set by the user stay as set; empty = the cost " \
+      "model alone decides")
 
 extern const char *const tagg_backend_names[];
 extern const char *const tagg_strategy_names[];

@@ -30,6 +30,7 @@
 #include <tagg/model.h>
 #include <tagg/tiers.h>
 #include <tagg/topology.h>
+#include <tagg/tune.h>
 
 typedef struct tagg_engine_res tagg_engine_res_t; /* backend_tapioca.c */
 
@@ -62,6 +63,15 @@ typedef struct tagg_engine {
     tagg_call_plan_t  prev_plan;
     uint64_t          reused;    /* plans reused (summary) */
     uint64_t          direct_calls, aggr_decisions; /* the model's choice (summary, rank 0) */
+    /* self-tuning (engine_tune.c): the fitted model (tuning=), its checksum,
+     * the file system's kind as every rank agrees on it, counters */
+    tagg_tune_model_t *tune;
+    uint64_t           tune_sum;
+    int                fs_kind;       /* this rank's statfs view (sent in its row) */
+    int                fs_kind_agreed; /* the ranks' common view, 0 when they differ */
+    uint64_t           tune_calls;    /* calls whose settings the model chose */
+    double             tune_pred;     /* the last choice's predicted seconds */
+    int                record_warned; /* a record could not be appended (warned once) */
 } tagg_engine_t;
 
 /* One piece of a rank's request: part of one extent inside one round of one domain. */
@@ -98,7 +108,8 @@ struct tagg_engine_row {
     tagg_req_desc_t req;
     uint64_t        res_hash; /* hash of the cached resources' key, 0: none */
     uint32_t        res_flags; /* TAGG_RES_* */
-    uint32_t        pad;
+    uint32_t        fs_kind;   /* the rank's view of the file system (record.h) */
+    uint64_t        tune_sum;  /* checksum of the rank's tuning model, 0: none */
 };
 typedef struct tagg_engine_row tagg_engine_row_t;
 #define TAGG_RES_WORLD 1u /* the file's communicator is congruent to MPI_COMM_WORLD (cache usable) */
@@ -112,11 +123,21 @@ int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t 
  * when the shape repeats. 0; or -1 when every rank fails (a rank's row says it
  * failed); a failure of this rank alone (out of memory) sets c->local_rc and
  * leaves c->plan.action what every other rank does. */
-int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c);
+int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, tagg_dir_t dir);
 /* engine_plan.c. This rank's pieces and coverage: local when the plan is
  * exact, else collective (coverage exchange, agreed). Sets c->local_rc. */
 void tagg_engine_pieces(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, tagg_call_t *c);
 void tagg_engine_call_free(tagg_call_t *c);
+
+/* engine_tune.c. Local, the same on every rank: lets the tuning model (if any)
+ * choose the free settings of a call about to be planned from in->req. -1
+ * (every rank, from the same rows) when the ranks hold different models. */
+int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_dir_t dir);
+/* engine_tune.c. Rank 0 appends this call's record (record=); never collective. */
+void tagg_engine_record(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tagg_dir_t dir, double t_plan,
+                        double t_move, double t_total);
+/* engine_tune.c. Local, at open: loads tuning= (an error pushed: the caller agrees). */
+int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e);
 
 /* engine_tier.c. Collective (one MPI_Allgather): which node each rank is on and
  * each node's tier (forced by aggr_tier, or the model's choice under capacity

@@ -73,6 +73,7 @@ int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t 
     memset(&mine, 0, sizeof mine);
     describe_row(x, &mine.req);
     mine.res_hash = res_hash, mine.res_flags = res_flags;
+    mine.fs_kind = (uint32_t)e->fs_kind, mine.tune_sum = e->tune_sum;
     int code = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, e->rows, (int)sizeof mine, MPI_BYTE, f->comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allgather (describe)", code);
@@ -126,7 +127,7 @@ static void call_from_plan(tagg_file_t *f, tagg_call_t *c)
             c->my_dom = c->my_index = d;
 }
 
-int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c)
+int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, tagg_dir_t dir)
 {
     int            P = f->size;
     tagg_call_in_t in;
@@ -136,6 +137,8 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c)
     for (int r = 0; r < P; r++)
         e->req[r] = e->rows[r].req;
     plan_input(f, e, e->req, &in);
+    if (tagg_engine_tune(f, e, &in, dir) < 0) /* the same rows everywhere: every rank fails */
+        return -1;
     int64_t delta = 0;
     int     reuse = e->prev_plan.action == TAGG_CALL_AGGREGATE && e->prev_plan.aggr && !in.owner &&
                 tagg_req_same_shape(e->prev_rows, e->req, P, &delta) && delta % (int64_t)in.unit == 0;

@@ -1,0 +1,146 @@
+/* Self-tuning in the engine (issue 16): records of collective calls
+ * (record=FILE, rank 0 appends, no collective) and the choice of settings by a
+ * fitted model (tuning=MODEL, evaluated by every rank on the same gathered
+ * rows, so that every rank makes the same choice without an agreement). */
+#include "engine.h"
+#include "error.h"
+#include "record.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The pattern part of the vocabulary, from the gathered rows (same on every rank). */
+static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_req_desc_t *req, tagg_dir_t dir,
+                       double v[TAGG_TV_COUNT_])
+{
+    int      P    = f->size, active = 0, aligned = 0;
+    uint64_t unit = f->store_ops->stripe(f) ? f->store_ops->stripe(f) : (uint64_t)f->cfg.block;
+    double   sum = 0, mn = INFINITY, mx = 0, pieces = 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int r = 0; r < P; r++) {
+        const tagg_req_desc_t *q = &req[r];
+        double                 b = (double)q->bytes;
+        sum += b, pieces += (double)q->nruns;
+        mn = b < mn ? b : mn, mx = b > mx ? b : mx;
+        if (q->bytes && q->lo != UINT64_MAX) {
+            active++;
+            aligned += unit && q->lo % unit == 0;
+            lo = q->lo < lo ? q->lo : lo, hi = q->hi > hi ? q->hi : hi;
+        }
+    }
+    double mean               = sum / P;
+    v[TAGG_TV_RANKS]          = P;
+    v[TAGG_TV_NODES]          = e->topo ? tagg_topology_nnodes(e->topo) : 1;
+    v[TAGG_TV_BYTES_PER_RANK] = mean;
+    v[TAGG_TV_BYTES_SPREAD]   = mean > 0 ? (mx - mn) / mean : 0;
+    v[TAGG_TV_PIECES_PER_RANK] = pieces / P;
+    v[TAGG_TV_CONTIGUITY]     = hi > lo ? sum / (double)(hi - lo) : 1;
+    v[TAGG_TV_ALIGNED]        = active ? (double)aligned / active : 1;
+    v[TAGG_TV_FS_KIND]        = e->fs_kind_agreed;
+    v[TAGG_TV_IS_READ]        = dir == TAGG_READ;
+}
+
+static void settings_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_call_plan_t *p,
+                        double v[TAGG_TV_COUNT_])
+{
+    v[TAGG_TV_DIRECT]      = p->action == TAGG_CALL_DIRECT;
+    v[TAGG_TV_AGGREGATORS] = p->action == TAGG_CALL_AGGREGATE ? p->ndom : 0;
+    v[TAGG_TV_BUFFER_SIZE] = (double)e->bufsize;
+    v[TAGG_TV_BUFFERS]     = e->nbuf;
+    v[TAGG_TV_LAYOUT]      = f->cfg.layout;
+    v[TAGG_TV_TIER]        = e->tier;
+    v[TAGG_TV_THROTTLE]    = p->throttle;
+}
+
+int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e)
+{
+    e->fs_kind = tagg_fs_kind(f->path);
+    if (!f->cfg.tuning || !*f->cfg.tuning)
+        return 0;
+    char err[1024];
+    if (tagg_tune_load(f->cfg.tuning, &e->tune, err, sizeof err) < 0) {
+        TAGG_ERR(TAGG_E_CONFIG, "tuning: %s", err);
+        return -1;
+    }
+    e->tune_sum = tagg_tune_sum(e->tune);
+    return 0;
+}
+
+int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_dir_t dir)
+{
+    /* every rank checks every row, so a difference fails every rank alike */
+    int fs_kind = (int)e->rows[0].fs_kind;
+    for (int r = 1; r < f->size; r++) {
+        if (e->rows[r].tune_sum != e->rows[0].tune_sum) {
+            TAGG_ERR(TAGG_E_CONFIG, "tuning: rank %d holds another model than rank 0 (tuning= must name the same "
+                     "file, with the same content, on every rank)", r);
+            return -1;
+        }
+        if ((int)e->rows[r].fs_kind != fs_kind)
+            fs_kind = 0; /* the ranks see the file on different kinds of file system: unknown */
+    }
+    e->fs_kind_agreed = fs_kind;
+    if (!e->tune)
+        return 0;
+    double x[TAGG_TV_COUNT_] = {0};
+    int    forced[TAGG_TV_COUNT_] = {0};
+    pattern_of(f, e, in->req, dir, x);
+    /* today's choices as the starting point; keys the user set stay forced */
+    x[TAGG_TV_DIRECT]      = in->mode == TAGG_AGGREGATE_NEVER;
+    x[TAGG_TV_AGGREGATORS] = in->naggr;
+    x[TAGG_TV_BUFFER_SIZE] = (double)in->bufsize;
+    x[TAGG_TV_BUFFERS]     = in->nbuf;
+    x[TAGG_TV_LAYOUT]      = f->cfg.layout;
+    x[TAGG_TV_TIER]        = e->tier;
+    x[TAGG_TV_THROTTLE]    = in->throttle;
+    forced[TAGG_TV_DIRECT]      = in->mode != TAGG_AGGREGATE_AUTO || in->owner;
+    forced[TAGG_TV_AGGREGATORS] = in->naggr > 0 || in->owner;
+    forced[TAGG_TV_THROTTLE]    = in->throttle >= 0;
+    /* file-level settings: the call cannot change them */
+    forced[TAGG_TV_BUFFER_SIZE] = forced[TAGG_TV_BUFFERS] = forced[TAGG_TV_LAYOUT] = forced[TAGG_TV_TIER] = 1;
+    double t = tagg_tune_choose(e->tune, x, forced);
+    if (t < 0)
+        return 0;
+    if (!forced[TAGG_TV_DIRECT])
+        in->mode = x[TAGG_TV_DIRECT] >= 0.5 ? TAGG_AGGREGATE_NEVER : TAGG_AGGREGATE_ALWAYS;
+    if (!forced[TAGG_TV_AGGREGATORS] && x[TAGG_TV_AGGREGATORS] >= 1)
+        in->naggr = (int)x[TAGG_TV_AGGREGATORS];
+    if (!forced[TAGG_TV_THROTTLE])
+        in->throttle = (int)x[TAGG_TV_THROTTLE];
+    e->tune_pred = t;
+    e->tune_calls++;
+    if (f->cfg.verbose >= 2 && f->rank == 0) {
+        printf("tagg: tuning model chose direct=%d aggregators=%d throttle=%d (predicted %.6fs)\n",
+               in->mode == TAGG_AGGREGATE_NEVER, in->naggr, in->throttle, t);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+void tagg_engine_record(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tagg_dir_t dir, double t_plan,
+                        double t_move, double t_total)
+{
+    if (f->rank != 0 || !f->cfg.record || !*f->cfg.record || c->plan.action == TAGG_CALL_NOTHING)
+        return;
+    tagg_tune_record_t r;
+    memset(&r, 0, sizeof r);
+    tagg_req_desc_t *req = malloc((size_t)f->size * sizeof *req); /* this call's rows */
+    if (!req)
+        return;
+    for (int i = 0; i < f->size; i++)
+        req[i] = e->rows[i].req;
+    pattern_of(f, e, req, dir, r.v);
+    free(req);
+    settings_of(f, e, &c->plan, r.v);
+    r.t_plan = t_plan, r.t_move = t_move, r.t_fs = t_move, r.t_total = t_total;
+    char        line[2048], err[512];
+    const char *base = strrchr(f->path, '/');
+    int         n    = tagg_tune_record_format(&r, dir == TAGG_WRITE ? "write" : "read", base ? base + 1 : f->path,
+                                               line, sizeof line);
+    if (n < 0 || tagg_record_append(f->cfg.record, line, (size_t)n, err, sizeof err) < 0) {
+        if (!e->record_warned++)
+            fprintf(stderr, "tagg: warning: %s (records of this file are not kept)\n", n < 0 ? "record too long" : err);
+    }
+}

@@ -1,0 +1,20 @@
+/* record=FILE (self-tuning, issue 16): rank 0 appends one JSON line per
+ * collective call (format: tagg/tune.h, tagg_tune_record_format). No MPI here:
+ * the caller has the call's description and times; this appends safely. */
+#ifndef TAGG_RECORD_H
+#define TAGG_RECORD_H
+
+#include <stddef.h>
+
+/* The kind of file system holding path (statfs), the fs_kind of tagg/tune.h:
+ * 0 other or unknown, 1 local disk (ext2/3/4, xfs, btrfs), 2 tmpfs, 3 network
+ * or FUSE (NFS, FUSE: GlusterFS, ...), 4 parallel (Lustre, GPFS). */
+int tagg_fs_kind(const char *path);
+
+/* Appends len bytes (one whole line) to the record file: created 0644 when
+ * absent, never through a symlink, only a regular file, one write(2) with
+ * O_APPEND so that lines of concurrent jobs do not interleave. 0, or -1 with
+ * a message. */
+int tagg_record_append(const char *path, const char *line, size_t len, char *err, size_t errlen);
+
+#endif

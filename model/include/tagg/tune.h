@@ -1,0 +1,146 @@
+/* tagg/tune.h - self-tuning from recorded runs (seed 003, "Using Regression
+ * Models for I/O Tuning": tree-based models predict I/O time from the
+ * pattern's parameters best, and are quick to evaluate).
+ *
+ * `tagg-tune fit` (tools/tagg-tune, Python + scikit-learn) fits tree models
+ * that predict the time of a collective call from the call's pattern and the
+ * settings used, and exports the chosen one as a small text file.  This
+ * module reads that file and evaluates it, with no Python: the engine asks it,
+ * once per call shape, which of the settings the model knows gives the
+ * smallest predicted time (within the configuration's forced keys).
+ *
+ * Model file (format 1; text, '\n' ends every line, every number in decimal
+ * except thresholds and values, which are C99 hexadecimal floats so that the
+ * file holds scikit-learn's doubles exactly):
+ *
+ *   tagg-tune model 1
+ *   kind random_forest            decision_tree | random_forest | gradient_boosting
+ *   target log_seconds            the trees predict ln(seconds of the call)
+ *   inputs 3                      how many inputs, then one line each, in order:
+ *   input ranks                   a name of the vocabulary below
+ *   input bytes_per_rank
+ *   input aggregators
+ *   candidates aggregators 1 2 4  settings the engine may choose, with the values
+ *                                 the model was trained on (0 or more lines)
+ *   combine mean                  mean: average of the trees;
+ *                                 gbdt INIT RATE: INIT + RATE * sum of the trees
+ *   trees 2
+ *   tree 0 5                      tree index, node count; then one line a node:
+ *   node 0 1 0x1.8p+1 1 2 0x0p+0  index, input (-1: leaf), threshold, left, right, value
+ *   ...
+ *   end SUM                       FNV-1a 64-bit hash (16 hex digits) of every byte before
+ *                                 this line: catches a truncated or edited file
+ *
+ * A node sends x to `left` when (double)(float)x[input] <= threshold (scikit-
+ * learn compares float32 inputs with double thresholds), else to `right`;
+ * children have larger indices than their parent, so evaluation always ends.
+ *
+ * Every file is hostile input: the parser checks the header, every count
+ * against the bytes present, every index, that every tree is a tree (each
+ * node reached once from node 0, leaves have no children) and the checksum,
+ * and names the line of the first problem. */
+#ifndef TAGG_TUNE_H
+#define TAGG_TUNE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TAGG_TUNE_MAGIC "tagg-tune model"
+#define TAGG_TUNE_VERSION 1
+#define TAGG_TUNE_MAX_BYTES ((size_t)256 << 20) /* a model file is at most this big */
+#define TAGG_TUNE_MAX_COMBOS 65536              /* candidate settings tried per choice */
+
+/* The vocabulary: every quantity a record carries and a model may use. The
+ * first group describes the call (features of the pattern), the second the
+ * settings the engine chose.  Names in model and record files are these. */
+typedef enum {
+  /* pattern */
+  TAGG_TV_RANKS = 0,       /* processes of the file's communicator */
+  TAGG_TV_NODES,           /* nodes among them */
+  TAGG_TV_BYTES_PER_RANK,  /* mean bytes per rank of the call */
+  TAGG_TV_BYTES_SPREAD,    /* (max - min) / mean bytes per rank, 0 when even */
+  TAGG_TV_PIECES_PER_RANK, /* mean extents per rank */
+  TAGG_TV_CONTIGUITY,      /* bytes of the call / bytes of its covered range (1 = no gaps) */
+  TAGG_TV_ALIGNED,         /* fraction of extents starting on a stripe / block boundary */
+  TAGG_TV_FS_KIND,         /* file system: 0 other, 1 local (ext4/xfs/btrfs), 2 tmpfs, 3 network/FUSE, 4 Lustre/GPFS */
+  TAGG_TV_IS_READ,         /* 0 write, 1 read */
+  /* settings */
+  TAGG_TV_DIRECT,          /* 1: every rank accessed its own extents; 0: aggregated */
+  TAGG_TV_AGGREGATORS,     /* aggregators used */
+  TAGG_TV_BUFFER_SIZE,     /* bytes of one aggregation buffer */
+  TAGG_TV_BUFFERS,         /* buffers per aggregator */
+  TAGG_TV_LAYOUT,          /* 0 shared, 1 subfiles */
+  TAGG_TV_TIER,            /* 0 DRAM, 1 HBM, 2 NVR */
+  TAGG_TV_THROTTLE,        /* concurrent file-system streams allowed (0: no limit) */
+  TAGG_TV_COUNT_
+} tagg_tune_var_t;
+
+#define TAGG_TV_FIRST_SETTING TAGG_TV_DIRECT
+
+/* Name of a variable ("ranks", ...), NULL when out of range. */
+const char *tagg_tune_var_name(int v);
+/* Variable of a name, -1 when unknown. */
+int tagg_tune_var_of(const char *name);
+
+typedef struct tagg_tune_model tagg_tune_model_t;
+
+/* Parses a model file's text (len bytes, need not be NUL-terminated). 0 and
+ * *out, or -1 with a message naming the line. */
+int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char *err, size_t errlen);
+/* Reads (at most TAGG_TUNE_MAX_BYTES, regular files only, no symlink) and parses. */
+int tagg_tune_load(const char *path, tagg_tune_model_t **out, char *err, size_t errlen);
+void tagg_tune_free(tagg_tune_model_t *m);
+/* The checksum on a parsed model's 'end' line (identifies its content). */
+uint64_t tagg_tune_sum(const tagg_tune_model_t *m);
+/* The checksum of the 'end' line: FNV-1a 64 of n bytes. */
+uint64_t tagg_tune_checksum(const char *p, size_t n);
+
+/* The kind ("random_forest", ...), the number of trees, of inputs. */
+const char *tagg_tune_kind(const tagg_tune_model_t *m);
+int tagg_tune_trees(const tagg_tune_model_t *m);
+int tagg_tune_inputs(const tagg_tune_model_t *m);
+/* 1 when the model uses variable v as an input. */
+int tagg_tune_uses(const tagg_tune_model_t *m, int v);
+
+/* Predicted seconds for the full vocabulary vector x[TAGG_TV_COUNT_] (the
+ * model reads the inputs it names).  leaves (may be NULL): per tree, the
+ * index of the leaf reached, for comparisons with scikit-learn's apply(). */
+double tagg_tune_predict(const tagg_tune_model_t *m, const double x[TAGG_TV_COUNT_], int *leaves);
+
+/* Chooses settings: x holds the pattern and, for every setting, the value the
+ * configuration or the cost model gives; forced[v] != 0 keeps setting v as it
+ * is.  Every combination of the candidate values of the free settings the
+ * model knows is predicted (at most TAGG_TUNE_MAX_COMBOS, else the first ones
+ * in order), and the fastest is written into x.  Settings the model has no
+ * candidates for stay as they are.  Returns the predicted seconds of the
+ * choice, or -1 when the model knows no free setting (x unchanged). */
+double tagg_tune_choose(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_]);
+
+/* ---- records (`record=FILE`): one JSON object a line ----------------------
+ *
+ *   {"tagg_record":1,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
+ *    "t_plan":0.0012,"t_move":0.0345,"t_fs":0.0211,"t_total":0.0568}
+ *
+ * Keys: tagg_record (format, 1), op ("write" or "read"), file (the base name
+ * of the file, JSON-escaped), every vocabulary name above with its value, and
+ * the measured seconds: t_plan (describe + plan), t_move (the round loop or
+ * the direct accesses), t_fs (of which in file-system calls), t_total (the
+ * call, as the slowest rank saw it). Numbers are printed with 17 significant
+ * digits, so a reader gets the doubles back exactly. */
+typedef struct {
+  double v[TAGG_TV_COUNT_];
+  double t_plan, t_move, t_fs, t_total;
+} tagg_tune_record_t;
+
+/* Formats one record line (with its '\n') into buf; returns its length, or
+ * -1 when it does not fit in len bytes. */
+int tagg_tune_record_format(const tagg_tune_record_t *r, const char *op, const char *file, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

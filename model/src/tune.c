@@ -1,0 +1,548 @@
+/* Self-tuning models: parser and evaluator of `tagg-tune` model files
+ * (format in tagg/tune.h).  Pure C, no MPI. */
+#include "tagg/tune.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef O_NOFOLLOW
+#define O_NOFOLLOW 0
+#endif
+#ifndef O_CLOEXEC
+#define O_CLOEXEC 0
+#endif
+
+static const char *const var_names[TAGG_TV_COUNT_] = {
+    [TAGG_TV_RANKS] = "ranks",
+    [TAGG_TV_NODES] = "nodes",
+    [TAGG_TV_BYTES_PER_RANK] = "bytes_per_rank",
+    [TAGG_TV_BYTES_SPREAD] = "bytes_spread",
+    [TAGG_TV_PIECES_PER_RANK] = "pieces_per_rank",
+    [TAGG_TV_CONTIGUITY] = "contiguity",
+    [TAGG_TV_ALIGNED] = "aligned",
+    [TAGG_TV_FS_KIND] = "fs_kind",
+    [TAGG_TV_IS_READ] = "is_read",
+    [TAGG_TV_DIRECT] = "direct",
+    [TAGG_TV_AGGREGATORS] = "aggregators",
+    [TAGG_TV_BUFFER_SIZE] = "buffer_size",
+    [TAGG_TV_BUFFERS] = "buffers",
+    [TAGG_TV_LAYOUT] = "layout",
+    [TAGG_TV_TIER] = "tier",
+    [TAGG_TV_THROTTLE] = "throttle",
+};
+
+const char *tagg_tune_var_name(int v) { return v >= 0 && v < TAGG_TV_COUNT_ ? var_names[v] : NULL; }
+
+int tagg_tune_var_of(const char *name)
+{
+    for (int v = 0; v < TAGG_TV_COUNT_; v++)
+        if (strcmp(var_names[v], name) == 0)
+            return v;
+    return -1;
+}
+
+typedef struct {
+    int    input; /* index into the model's inputs, -1: leaf */
+    double threshold, value;
+    int    left, right;
+} node_t;
+
+typedef struct {
+    int     n;
+    node_t *node;
+} tree_t;
+
+typedef struct {
+    int     var;
+    int     n;
+    double *value;
+} cand_t;
+
+enum { KIND_TREE, KIND_FOREST, KIND_GBDT };
+static const char *const kind_names[] = {"decision_tree", "random_forest", "gradient_boosting"};
+
+struct tagg_tune_model {
+    int     kind;
+    int     ninputs;
+    int     input[TAGG_TV_COUNT_]; /* variable of each input */
+    int     ncand;
+    cand_t  cand[TAGG_TV_COUNT_];
+    double  init, rate; /* gbdt */
+    uint64_t sum;       /* the 'end' line's checksum */
+    int     ntrees;
+    tree_t *tree;
+};
+
+void tagg_tune_free(tagg_tune_model_t *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->ncand; i++)
+        free(m->cand[i].value);
+    for (int t = 0; m->tree && t < m->ntrees; t++)
+        free(m->tree[t].node);
+    free(m->tree);
+    free(m);
+}
+
+const char *tagg_tune_kind(const tagg_tune_model_t *m) { return kind_names[m->kind]; }
+int tagg_tune_trees(const tagg_tune_model_t *m) { return m->ntrees; }
+uint64_t tagg_tune_sum(const tagg_tune_model_t *m) { return m->sum; }
+int tagg_tune_inputs(const tagg_tune_model_t *m) { return m->ninputs; }
+
+int tagg_tune_uses(const tagg_tune_model_t *m, int v)
+{
+    for (int i = 0; i < m->ninputs; i++)
+        if (m->input[i] == v)
+            return 1;
+    return 0;
+}
+
+/* ---- parsing ------------------------------------------------------------- */
+
+typedef struct {
+    const char *p, *end; /* the unread text */
+    int         line;    /* number of the line last taken */
+    char        buf[4096];
+    char       *err;
+    size_t      errlen;
+} reader_t;
+
+static int fail(reader_t *r, const char *fmt, ...)
+{
+    if (r->err && r->errlen) {
+        int     n = snprintf(r->err, r->errlen, "tuning model, line %d: ", r->line);
+        va_list ap;
+        va_start(ap, fmt);
+        if (n >= 0 && (size_t)n < r->errlen)
+            vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* Takes the next line into r->buf (without '\n'). 0, or -1 (message). */
+static int next_line(reader_t *r)
+{
+    r->line++;
+    if (r->p >= r->end)
+        return fail(r, "the file ends early (truncated?)");
+    const char *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
+    if (!nl)
+        return fail(r, "the last line has no newline (truncated?)");
+    size_t n = (size_t)(nl - r->p);
+    if (n >= sizeof r->buf)
+        return fail(r, "line longer than %zu bytes", sizeof r->buf - 1);
+    if (memchr(r->p, '\0', n))
+        return fail(r, "NUL byte in the text");
+    memcpy(r->buf, r->p, n);
+    r->buf[n] = '\0';
+    r->p = nl + 1;
+    return 0;
+}
+
+/* Splits r->buf into at most max words (in place). */
+static int words(char *s, char **w, int max)
+{
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(s, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        if (n == max)
+            return max + 1;
+        w[n++] = t;
+    }
+    return n;
+}
+
+static int to_long(reader_t *r, const char *s, long lo, long hi, long *out, const char *what)
+{
+    char *end;
+    errno   = 0;
+    long v  = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return fail(r, "%s '%s' is not an integer in %ld..%ld", what, s, lo, hi);
+    *out = v;
+    return 0;
+}
+
+static int to_double(reader_t *r, const char *s, double *out, const char *what)
+{
+    char *end;
+    errno    = 0;
+    double v = strtod(s, &end);
+    if (errno == ERANGE || end == s || *end || !isfinite(v))
+        return fail(r, "%s '%s' is not a finite number", what, s);
+    *out = v;
+    return 0;
+}
+
+uint64_t tagg_tune_checksum(const char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* One tree: its header is in r->buf already split. Checks that it is a tree. */
+static int parse_tree(reader_t *r, const tagg_tune_model_t *m, tree_t *t)
+{
+    char *w[8];
+    t->node = calloc((size_t)t->n, sizeof *t->node);
+    char *seen = calloc((size_t)t->n, 1);
+    if (!t->node || !seen) {
+        free(seen);
+        return fail(r, "out of memory");
+    }
+    int rc = 0;
+    for (int i = 0; i < t->n && rc == 0; i++) {
+        long idx, input, left, right;
+        if ((rc = next_line(r)) < 0)
+            break;
+        if (words(r->buf, w, 7) != 7 || strcmp(w[0], "node") != 0) {
+            rc = fail(r, "expected 'node INDEX INPUT THRESHOLD LEFT RIGHT VALUE'");
+            break;
+        }
+        node_t *nd = &t->node[i];
+        if (to_long(r, w[1], i, i, &idx, "node index") < 0 ||
+            to_long(r, w[2], -1, m->ninputs - 1, &input, "input") < 0 ||
+            to_double(r, w[3], &nd->threshold, "threshold") < 0 ||
+            to_long(r, w[4], -1, t->n - 1, &left, "left child") < 0 ||
+            to_long(r, w[5], -1, t->n - 1, &right, "right child") < 0 ||
+            to_double(r, w[6], &nd->value, "value") < 0) {
+            rc = -1;
+            break;
+        }
+        nd->input = (int)input, nd->left = (int)left, nd->right = (int)right;
+        if (input < 0 ? (left != -1 || right != -1) : (left <= i || right <= i || left == right)) {
+            rc = fail(r, input < 0 ? "a leaf has children" : "children must be distinct nodes after their parent");
+            break;
+        }
+        if (input >= 0) {
+            if (seen[left] || seen[right]) {
+                rc = fail(r, "node %ld reached twice: not a tree", seen[left] ? left : right);
+                break;
+            }
+            seen[left] = seen[right] = 1;
+        }
+    }
+    /* every node but the root has exactly one parent */
+    for (int i = 1; rc == 0 && i < t->n; i++)
+        if (!seen[i])
+            rc = fail(r, "node %d of the tree is never reached", i);
+    free(seen);
+    return rc;
+}
+
+int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char *err, size_t errlen)
+{
+    reader_t r = {.p = text, .end = text + len, .err = err, .errlen = errlen};
+    char    *w[72];
+    long     v;
+    *out = NULL;
+    if (len > TAGG_TUNE_MAX_BYTES)
+        return fail(&r, "larger than %zu bytes: not a model file", TAGG_TUNE_MAX_BYTES);
+    tagg_tune_model_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return fail(&r, "out of memory");
+    int rc = -1;
+#define TAKE()                                                                                                        \
+    do {                                                                                                              \
+        if (next_line(&r) < 0)                                                                                        \
+            goto done;                                                                                                \
+    } while (0)
+    TAKE();
+    if (strncmp(r.buf, TAGG_TUNE_MAGIC " ", sizeof TAGG_TUNE_MAGIC) != 0) {
+        fail(&r, "not a tagg-tune model file (the first line must be '" TAGG_TUNE_MAGIC " %d')", TAGG_TUNE_VERSION);
+        goto done;
+    }
+    if (to_long(&r, r.buf + sizeof TAGG_TUNE_MAGIC, 1, 1000000, &v, "format version") < 0)
+        goto done;
+    if (v != TAGG_TUNE_VERSION) {
+        fail(&r, "format %ld, this tagg reads format %d (refit with the matching tagg-tune)", v, TAGG_TUNE_VERSION);
+        goto done;
+    }
+    TAKE();
+    int nw = words(r.buf, w, 4);
+    m->kind = -1;
+    for (int k = 0; nw == 2 && strcmp(w[0], "kind") == 0 && k < 3; k++)
+        if (strcmp(w[1], kind_names[k]) == 0)
+            m->kind = k;
+    if (m->kind < 0) {
+        fail(&r, "expected 'kind decision_tree|random_forest|gradient_boosting'");
+        goto done;
+    }
+    TAKE();
+    if (strcmp(r.buf, "target log_seconds") != 0) {
+        fail(&r, "expected 'target log_seconds'");
+        goto done;
+    }
+    TAKE();
+    nw = words(r.buf, w, 3);
+    if (nw != 2 || strcmp(w[0], "inputs") != 0 || to_long(&r, w[1], 1, TAGG_TV_COUNT_, &v, "input count") < 0) {
+        if (nw != 2 || strcmp(w[0], "inputs") != 0)
+            fail(&r, "expected 'inputs N'");
+        goto done;
+    }
+    for (int i = 0; i < (int)v; i++, m->ninputs++) {
+        TAKE();
+        nw = words(r.buf, w, 3);
+        int var = nw == 2 && strcmp(w[0], "input") == 0 ? tagg_tune_var_of(w[1]) : -2;
+        if (var == -2) {
+            fail(&r, "expected 'input NAME'");
+            goto done;
+        }
+        if (var < 0) {
+            fail(&r, "unknown input '%s' (this tagg knows: ranks, nodes, bytes_per_rank, ... see tagg/tune.h)", w[1]);
+            goto done;
+        }
+        if (tagg_tune_uses(m, var)) {
+            fail(&r, "input '%s' listed twice", w[1]);
+            goto done;
+        }
+        m->input[i] = var;
+    }
+    for (;;) {
+        TAKE();
+        nw = words(r.buf, w, 70);
+        if (nw < 1 || strcmp(w[0], "candidates") != 0)
+            break;
+        if (nw < 3 || nw > 66) {
+            fail(&r, "expected 'candidates SETTING V1 V2 ...' with 1 to 64 values");
+            goto done;
+        }
+        int var = tagg_tune_var_of(w[1]);
+        if (var < TAGG_TV_FIRST_SETTING) {
+            fail(&r, "'%s' is not a setting the engine chooses", w[1]);
+            goto done;
+        }
+        if (!tagg_tune_uses(m, var)) {
+            fail(&r, "candidates for '%s', which is not an input of the model", w[1]);
+            goto done;
+        }
+        for (int c = 0; c < m->ncand; c++)
+            if (m->cand[c].var == var) {
+                fail(&r, "candidates for '%s' given twice", w[1]);
+                goto done;
+            }
+        cand_t *c = &m->cand[m->ncand];
+        c->value  = malloc(sizeof *c->value * (size_t)(nw - 2));
+        if (!c->value) {
+            fail(&r, "out of memory");
+            goto done;
+        }
+        m->ncand++;
+        c->var = var;
+        for (int i = 2; i < nw; i++)
+            if (to_double(&r, w[i], &c->value[c->n++], "candidate value") < 0)
+                goto done;
+    }
+    /* r.buf holds the combine line */
+    if (nw == 2 && strcmp(w[0], "combine") == 0 && strcmp(w[1], "mean") == 0 && m->kind != KIND_GBDT) {
+        m->init = 0, m->rate = 1;
+    } else if (nw == 4 && strcmp(w[0], "combine") == 0 && strcmp(w[1], "gbdt") == 0 && m->kind == KIND_GBDT) {
+        if (to_double(&r, w[2], &m->init, "initial value") < 0 || to_double(&r, w[3], &m->rate, "learning rate") < 0)
+            goto done;
+    } else {
+        fail(&r, "expected '%s'", m->kind == KIND_GBDT ? "combine gbdt INIT RATE" : "combine mean");
+        goto done;
+    }
+    TAKE();
+    nw = words(r.buf, w, 3);
+    if (nw != 2 || strcmp(w[0], "trees") != 0) {
+        fail(&r, "expected 'trees N'");
+        goto done;
+    }
+    if (to_long(&r, w[1], 1, 100000, &v, "tree count") < 0)
+        goto done;
+    if (m->kind == KIND_TREE && v != 1) {
+        fail(&r, "a decision_tree model has one tree, not %ld", v);
+        goto done;
+    }
+    /* each node line is at least 14 bytes: a count the rest cannot hold is a lie */
+    if ((size_t)v * 14 > (size_t)(r.end - r.p)) {
+        fail(&r, "%ld trees cannot fit in the %zu bytes left (truncated?)", v, (size_t)(r.end - r.p));
+        goto done;
+    }
+    m->tree = calloc((size_t)v, sizeof *m->tree);
+    if (!m->tree) {
+        fail(&r, "out of memory");
+        goto done;
+    }
+    m->ntrees = (int)v;
+    for (int t = 0; t < m->ntrees; t++) {
+        long idx, n;
+        TAKE();
+        nw = words(r.buf, w, 4);
+        if (nw != 3 || strcmp(w[0], "tree") != 0) {
+            fail(&r, "expected 'tree INDEX NODES'");
+            goto done;
+        }
+        if (to_long(&r, w[1], t, t, &idx, "tree index") < 0 || to_long(&r, w[2], 1, 1L << 24, &n, "node count") < 0)
+            goto done;
+        if ((size_t)n * 14 > (size_t)(r.end - r.p)) {
+            fail(&r, "%ld nodes cannot fit in the %zu bytes left (truncated?)", n, (size_t)(r.end - r.p));
+            goto done;
+        }
+        m->tree[t].n = (int)n;
+        if (parse_tree(&r, m, &m->tree[t]) < 0)
+            goto done;
+    }
+    size_t covered = (size_t)(r.p - text);
+    TAKE();
+    nw = words(r.buf, w, 3);
+    char *end;
+    if (nw != 2 || strcmp(w[0], "end") != 0 || strlen(w[1]) != 16) {
+        fail(&r, "expected 'end SUM' (16 hex digits)");
+        goto done;
+    }
+    errno          = 0;
+    uint64_t given = strtoull(w[1], &end, 16);
+    if (errno || *end) {
+        fail(&r, "expected 'end SUM' (16 hex digits)");
+        goto done;
+    }
+    if (given != tagg_tune_checksum(text, covered)) {
+        fail(&r, "checksum mismatch: the file was changed or damaged after tagg-tune wrote it");
+        goto done;
+    }
+    m->sum = given;
+    if (r.p != r.end) {
+        r.line++;
+        fail(&r, "text after the 'end' line");
+        goto done;
+    }
+    rc = 0;
+#undef TAKE
+done:
+    if (rc < 0)
+        tagg_tune_free(m);
+    else
+        *out = m;
+    return rc;
+}
+
+int tagg_tune_load(const char *path, tagg_tune_model_t **out, char *err, size_t errlen)
+{
+    *out   = NULL;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        snprintf(err, errlen, "tuning model %s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > TAGG_TUNE_MAX_BYTES) {
+        snprintf(err, errlen, "tuning model %s: not a regular file of at most %zu bytes", path, TAGG_TUNE_MAX_BYTES);
+        close(fd);
+        return -1;
+    }
+    size_t len  = (size_t)st.st_size, got = 0;
+    char  *text = malloc(len ? len : 1);
+    if (!text) {
+        close(fd);
+        snprintf(err, errlen, "tuning model %s: out of memory", path);
+        return -1;
+    }
+    while (got < len) {
+        ssize_t n = read(fd, text + got, len - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    char msg[512];
+    int  rc = tagg_tune_parse(text, got, out, msg, sizeof msg);
+    if (rc < 0)
+        snprintf(err, errlen, "%s: %s", path, msg);
+    free(text);
+    return rc;
+}
+
+/* ---- evaluation ---------------------------------------------------------- */
+
+double tagg_tune_predict(const tagg_tune_model_t *m, const double x[TAGG_TV_COUNT_], int *leaves)
+{
+    float in[TAGG_TV_COUNT_];
+    for (int i = 0; i < m->ninputs; i++)
+        in[i] = (float)x[m->input[i]];
+    double sum = 0;
+    for (int t = 0; t < m->ntrees; t++) {
+        const node_t *nd = m->tree[t].node;
+        int           i  = 0;
+        while (nd[i].input >= 0)
+            i = (double)in[nd[i].input] <= nd[i].threshold ? nd[i].left : nd[i].right;
+        if (leaves)
+            leaves[t] = i;
+        sum += nd[i].value;
+    }
+    double ln = m->kind == KIND_GBDT ? m->init + m->rate * sum : sum / m->ntrees;
+    return exp(ln);
+}
+
+double tagg_tune_choose(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_])
+{
+    const cand_t *free_c[TAGG_TV_COUNT_];
+    int           nfree = 0;
+    for (int c = 0; c < m->ncand; c++)
+        if (!forced[m->cand[c].var])
+            free_c[nfree++] = &m->cand[c];
+    if (nfree == 0)
+        return -1;
+    double try[TAGG_TV_COUNT_], best[TAGG_TV_COUNT_], best_t = INFINITY;
+    int    pos[TAGG_TV_COUNT_] = {0};
+    memcpy(try, x, sizeof try);
+    memcpy(best, x, sizeof best);
+    for (int combo = 0; combo < TAGG_TUNE_MAX_COMBOS; combo++) {
+        for (int i = 0; i < nfree; i++)
+            try[free_c[i]->var] = free_c[i]->value[pos[i]];
+        double t = tagg_tune_predict(m, try, NULL);
+        if (t < best_t)
+            best_t = t, memcpy(best, try, sizeof best);
+        /* next combination (odometer) */
+        int i = 0;
+        while (i < nfree && ++pos[i] == free_c[i]->n)
+            pos[i++] = 0;
+        if (i == nfree)
+            break;
+    }
+    memcpy(x, best, sizeof best);
+    return best_t;
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+int tagg_tune_record_format(const tagg_tune_record_t *r, const char *op, const char *file, char *buf, size_t len)
+{
+    size_t n = 0;
+#define PUT(...)                                                                                                      \
+    do {                                                                                                              \
+        int k_ = snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__);                                               \
+        if (k_ < 0)                                                                                                   \
+            return -1;                                                                                                \
+        n += (size_t)k_;                                                                                              \
+    } while (0)
+    PUT("{\"tagg_record\":1,\"op\":\"%s\",\"file\":\"", op);
+    for (const unsigned char *p = (const unsigned char *)(file ? file : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            PUT("\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f)
+            PUT("\\u%04x", *p); /* bytes outside printable ASCII, one each */
+        else
+            PUT("%c", *p);
+    }
+    PUT("\"");
+    for (int v = 0; v < TAGG_TV_COUNT_; v++)
+        PUT(",\"%s\":%.17g", var_names[v], isfinite(r->v[v]) ? r->v[v] : 0.0);
+    PUT(",\"t_plan\":%.17g,\"t_move\":%.17g,\"t_fs\":%.17g,\"t_total\":%.17g}\n", r->t_plan, r->t_move, r->t_fs,
+        r->t_total);
+#undef PUT
+    return n < len ? (int)n : -1;
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Self-tuning (issue 16) through the engine: record=FILE appends one record per
+# collective raw-data call that tagg-tune reads back, and a call's settings
+# follow a hand-made tuning model that forces each choice (aggregated or
+# direct, the aggregator count, the throttle), data verified each time by
+# tagg-bench; a bad model file fails the open on every rank with a clear
+# message; keys the user set stay forced. 4 ranks.
+# Environment: MPIEXEC NPFLAG PREFLAGS BENCH PLUGIN_DIR TUNE PYTHON.
+set -u
+work=$1; mkdir -p "$work"; cd "$work" || exit 1
+passed=0 failed=0
+ok() { echo "PASS: $*"; passed=$((passed + 1)); }
+bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+# model NAME INPUT "CANDIDATES" LEAF_LEFT LEAF_RIGHT THRESHOLD: one split on INPUT;
+# ln(seconds) LEFT when the input <= THRESHOLD, else RIGHT.
+model() {
+  local body
+  body=$(printf 'tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 1\ninput %s\ncandidates %s %s\ncombine mean\ntrees 1\ntree 0 3\nnode 0 0 %s 1 2 0\nnode 1 -1 0 -1 -1 %s\nnode 2 -1 0 -1 -1 %s\n' \
+    "$2" "$2" "$3" "$6" "$4" "$5")
+  "$PYTHON" - "$1" <<PY
+import sys
+body = """$body
+"""
+h = 0xcbf29ce484222325
+for b in body.encode():
+    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+open(sys.argv[1], "w").write(body + "end %016x\n" % h)
+PY
+}
+run() { # name expect-regex tagg-config bench-args...
+  local name=$1 want=$2 cfg=$3; shift 3
+  rm -f sum.txt rec.jsonl
+  HDF5_PLUGIN_PATH=$PLUGIN_DIR TAGG_VERBOSE=2 timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 1 --dir "$work" \
+    --variants tagg-shared --tagg-config "summary=$work/sum.txt;record=$work/rec.jsonl${cfg:+;$cfg}" "$@" > out.txt 2>&1
+  local rc=$?
+  if [ $rc != 0 ] || ! grep -q '^tagg-shared .* ok$' out.txt; then bad "$name: tagg-bench exit $rc"; tail -20 out.txt; return; fi
+  if grep -Eq "$want" out.txt; then ok "$name: $(grep -Eo "$want" out.txt | head -1)"; else bad "$name: no '$want'"; grep '^tagg: ' out.txt | head -8; fi
+}
+model agg.tune direct "0 1" 0 5 0.5        # direct=0 -> 1 s, direct=1 -> e^5 s: aggregate
+model dir.tune direct "0 1" 5 0 0.5        # the other way: direct
+model a1.tune aggregators "1 2 4" 0 5 1.5  # aggregators 1 fastest
+model a4.tune aggregators "1 2 4" 5 0 2.5  # aggregators 4 fastest
+model t2.tune throttle "1 2" 5 0 1.5       # throttle 2 fastest
+run "model forces aggregation of 2 MiB contiguous blocks (the cost model sends them direct)" \
+  "tuning model chose direct=0" "tuning=$work/agg.tune" --kernel array1d --dist uniform --size 2M
+grep -q 'aggr_write_calls=[1-9]' sum.txt && ok "  ... and the summary counts aggregated writes" || bad "  ... summary: $(cat sum.txt)"
+grep -q 'tuned_calls=[1-9]' sum.txt && ok "  ... and tuned_calls>0" || bad "  ... no tuned_calls in the summary"
+run "model forces direct access of S3D blocks (the cost model aggregates them)" \
+  "tuning model chose direct=1" "tuning=$work/dir.tune" --kernel s3d --grid 8 8 8
+grep -q 'aggr_write_calls=0' sum.txt && ok "  ... and no aggregated write" || bad "  ... summary: $(cat sum.txt)"
+run "model picks 1 aggregator" "domains=1 " "tuning=$work/a1.tune;aggregate=always" --kernel s3d --grid 32 32 32
+run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=always" --kernel s3d --grid 32 32 32
+run "model picks throttle 2" "throttle=2 " "tuning=$work/t2.tune;aggregate=always;aggregators=4" --kernel s3d --grid 32 32 32
+run "a key set by the user stays forced (aggregators=2 against a model preferring 4)" "domains=2 " \
+  "tuning=$work/a4.tune;aggregate=always;aggregators=2" --kernel s3d --grid 32 32 32
+# records: one per collective raw-data call, read back by tagg-tune
+run "records with the cost model alone" "call" "" --kernel s3d --grid 8 8 8
+n=$(wc -l < rec.jsonl 2>/dev/null || echo 0)
+if [ "$n" -ge 2 ] && "$PYTHON" "$TUNE" predict a1.tune rec.jsonl > pred.txt 2>&1 && grep -q "mean error" pred.txt; then
+  ok "records: $n lines, read back by tagg-tune"
+else bad "records: $n lines; tagg-tune: $(cat pred.txt 2>/dev/null)"; fi
+"$PYTHON" - rec.jsonl <<'PY' && ok "records: writes and reads of 4 ranks, settings and times present" || bad "records content"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert {r["op"] for r in recs} == {"write", "read"}, recs
+assert all(r["ranks"] == 4 and r["t_total"] > 0 and r["bytes_per_rank"] > 0 for r in recs)
+assert any(r["direct"] == 0 and r["aggregators"] >= 1 for r in recs)
+PY
+# a bad model: the open fails on every rank with the reason
+printf 'tagg-tune model 1\nkind svm\n' > bad.tune
+HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 120 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 1 --dir "$work" \
+  --variants tagg-shared --tagg-config "tuning=$work/bad.tune" --kernel s3d --grid 4 4 4 > out.txt 2>&1
+if grep -Eq "unavailable: .*tuning: .*bad.tune: tuning model.? line 2: expected 'kind" out.txt; then
+  ok "bad model file: open refused with the line named"
+else bad "bad model file: $(tail -5 out.txt)"; fi
+# explore -> fit -> tuning=: the whole loop on tiny sizes
+rm -f sweep.jsonl
+if HDF5_PLUGIN_PATH=$PLUGIN_DIR "$PYTHON" "$TUNE" explore --bench "$BENCH" --dir "$work" -o "$work/sweep.jsonl" --ranks 2 --reps 1 --quick \
+     --mpiexec "$MPIEXEC ${PREFLAGS:-}" > explore.txt 2>&1 &&
+   "$PYTHON" "$TUNE" fit sweep.jsonl -o fitted.tune --trees 10 > fit.txt 2>&1 && grep -q decision_tree fit.txt; then
+  ok "explore ($(wc -l < sweep.jsonl) records) and fit: $(tail -1 fit.txt)"
+  run "a fitted model drives the calls" "tuning model chose" "tuning=$work/fitted.tune" --kernel array1d --dist uniform --size 64K
+else bad "explore/fit: $(tail -5 explore.txt fit.txt 2>/dev/null)"; fi
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,284 @@
+/* Unit tests of the tuning-model parser and evaluator (model/src/tune.c):
+ * hand-made models whose predictions and choices are computed by hand, every
+ * kind of bad file refused with the line named, and a bounded mutation fuzz
+ * of the parser (no crash, no hang; ASan in the sanitizer build). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tagg/tune.h"
+
+/* CMocka 1.1 has no assert_double_equal. */
+static void near(double got, double want, double eps, int line)
+{
+    if (!(fabs(got - want) <= eps))
+        fail_msg("line %d: got %.17g, want %.17g", line, got, want);
+}
+#define assert_double_equal(a, b, eps) near((a), (b), (eps), __LINE__)
+
+/* Appends the 'end' line to a model body. */
+static char *seal(const char *body)
+{
+    size_t n   = strlen(body);
+    char  *out = malloc(n + 32);
+    assert_non_null(out);
+    memcpy(out, body, n);
+    snprintf(out + n, 32, "end %016llx\n", (unsigned long long)tagg_tune_checksum(body, n));
+    return out;
+}
+
+/* A tree on (aggregators, bytes_per_rank): ln t =
+ *   aggregators <= 1.5 ? (bytes <= 1e6 ? ln 0.5 : ln 4) : (bytes <= 1e6 ? ln 1 : ln 2) */
+static const char *tree_body =
+    "tagg-tune model 1\n"
+    "kind decision_tree\n"
+    "target log_seconds\n"
+    "inputs 2\n"
+    "input aggregators\n"
+    "input bytes_per_rank\n"
+    "candidates aggregators 1 2\n"
+    "combine mean\n"
+    "trees 1\n"
+    "tree 0 7\n"
+    "node 0 0 0x1.8p+0 1 4 0x0p+0\n"
+    "node 1 1 1000000 2 3 0x0p+0\n"
+    "node 2 -1 0 -1 -1 -0.69314718055994529\n"
+    "node 3 -1 0 -1 -1 1.3862943611198906\n"
+    "node 4 1 1000000 5 6 0x0p+0\n"
+    "node 5 -1 0 -1 -1 0\n"
+    "node 6 -1 0 -1 -1 0.69314718055994529\n";
+
+static tagg_tune_model_t *load(const char *body)
+{
+    char              *text = seal(body);
+    char               err[512];
+    tagg_tune_model_t *m  = NULL;
+    int                rc = tagg_tune_parse(text, strlen(text), &m, err, sizeof err);
+    if (rc < 0)
+        fail_msg("parse failed: %s", err);
+    free(text);
+    return m;
+}
+
+static void test_predict_tree(void **state)
+{
+    (void)state;
+    tagg_tune_model_t *m = load(tree_body);
+    assert_string_equal(tagg_tune_kind(m), "decision_tree");
+    assert_int_equal(tagg_tune_trees(m), 1);
+    assert_int_equal(tagg_tune_inputs(m), 2);
+    assert_true(tagg_tune_uses(m, TAGG_TV_AGGREGATORS));
+    assert_false(tagg_tune_uses(m, TAGG_TV_RANKS));
+    double x[TAGG_TV_COUNT_] = {0};
+    int    leaf;
+    x[TAGG_TV_AGGREGATORS] = 1, x[TAGG_TV_BYTES_PER_RANK] = 5e5;
+    assert_double_equal(tagg_tune_predict(m, x, &leaf), 0.5, 1e-12);
+    assert_int_equal(leaf, 2);
+    x[TAGG_TV_BYTES_PER_RANK] = 4e6;
+    assert_double_equal(tagg_tune_predict(m, x, &leaf), 4.0, 1e-12);
+    assert_int_equal(leaf, 3);
+    x[TAGG_TV_AGGREGATORS] = 2;
+    assert_double_equal(tagg_tune_predict(m, x, &leaf), 2.0, 1e-12);
+    assert_int_equal(leaf, 6);
+    /* the threshold test is <= on the float32 value of the input */
+    x[TAGG_TV_AGGREGATORS] = 1.5;
+    tagg_tune_predict(m, x, &leaf);
+    assert_int_equal(leaf, 3);
+    tagg_tune_free(m);
+}
+
+static void test_choose(void **state)
+{
+    (void)state;
+    tagg_tune_model_t *m                        = load(tree_body);
+    double             x[TAGG_TV_COUNT_]        = {0};
+    int                forced[TAGG_TV_COUNT_]   = {0};
+    /* small calls: 1 aggregator (0.5 s) beats 2 (1 s) */
+    x[TAGG_TV_AGGREGATORS] = 2, x[TAGG_TV_BYTES_PER_RANK] = 1000;
+    assert_double_equal(tagg_tune_choose(m, x, forced), 0.5, 1e-12);
+    assert_double_equal(x[TAGG_TV_AGGREGATORS], 1, 0);
+    /* large calls: 2 aggregators (2 s) beat 1 (4 s) */
+    x[TAGG_TV_AGGREGATORS] = 1, x[TAGG_TV_BYTES_PER_RANK] = 8e6;
+    assert_double_equal(tagg_tune_choose(m, x, forced), 2.0, 1e-12);
+    assert_double_equal(x[TAGG_TV_AGGREGATORS], 2, 0);
+    /* a forced key stays forced: nothing else to choose */
+    forced[TAGG_TV_AGGREGATORS] = 1;
+    x[TAGG_TV_AGGREGATORS]      = 1;
+    assert_double_equal(tagg_tune_choose(m, x, forced), -1, 0);
+    assert_double_equal(x[TAGG_TV_AGGREGATORS], 1, 0);
+    tagg_tune_free(m);
+}
+
+static void test_gbdt_and_forest(void **state)
+{
+    (void)state;
+    /* gbdt: ln t = 0.5 + 0.1 * (leaf0 + leaf1) */
+    tagg_tune_model_t *m = load("tagg-tune model 1\nkind gradient_boosting\ntarget log_seconds\ninputs 1\n"
+                                "input direct\ncandidates direct 0 1\ncombine gbdt 0.5 0.1\ntrees 2\n"
+                                "tree 0 3\nnode 0 0 0.5 1 2 0\nnode 1 -1 0 -1 -1 2\nnode 2 -1 0 -1 -1 -3\n"
+                                "tree 1 1\nnode 0 -1 0 -1 -1 1\n");
+    double x[TAGG_TV_COUNT_] = {0};
+    assert_double_equal(tagg_tune_predict(m, x, NULL), exp(0.5 + 0.1 * 3), 1e-12);
+    x[TAGG_TV_DIRECT] = 1;
+    assert_double_equal(tagg_tune_predict(m, x, NULL), exp(0.5 + 0.1 * -2), 1e-12);
+    int forced[TAGG_TV_COUNT_] = {0};
+    x[TAGG_TV_DIRECT]          = 0;
+    tagg_tune_choose(m, x, forced);
+    assert_double_equal(x[TAGG_TV_DIRECT], 1, 0);
+    tagg_tune_free(m);
+    /* forest: mean of the trees */
+    m = load("tagg-tune model 1\nkind random_forest\ntarget log_seconds\ninputs 1\ninput ranks\ncombine mean\n"
+             "trees 2\ntree 0 1\nnode 0 -1 0 -1 -1 1\ntree 1 1\nnode 0 -1 0 -1 -1 3\n");
+    assert_double_equal(tagg_tune_predict(m, x, NULL), exp(2.0), 1e-12);
+    assert_double_equal(tagg_tune_choose(m, x, forced), -1, 0); /* no candidates: nothing to choose */
+    tagg_tune_free(m);
+}
+
+/* Replaces the first occurrence of from in body by to, seals, parses; returns
+ * the error message (static) or NULL when it parsed. */
+static const char *try_edit(const char *body, const char *from, const char *to, int seal_it)
+{
+    static char err[512];
+    const char *at = strstr(body, from);
+    assert_non_null(at);
+    size_t n   = strlen(body) + strlen(to) + 1;
+    char  *ed  = malloc(n);
+    assert_non_null(ed);
+    snprintf(ed, n, "%.*s%s%s", (int)(at - body), body, to, at + strlen(from));
+    char *text = seal_it ? seal(ed) : strdup(ed);
+    if (!seal_it) { /* keep the original seal: the checksum must catch the edit */
+        char *orig = seal(body);
+        free(text);
+        const char *end = strstr(orig, "end ");
+        size_t      m   = strlen(ed) + strlen(end) + 1;
+        text            = malloc(m);
+        snprintf(text, m, "%s%s", ed, end);
+        free(orig);
+    }
+    tagg_tune_model_t *m  = NULL;
+    int                rc = tagg_tune_parse(text, strlen(text), &m, err, sizeof err);
+    tagg_tune_free(m);
+    free(text), free(ed);
+    return rc < 0 ? err : NULL;
+}
+
+static void expect_error(const char *from, const char *to, int seal_it, const char *msg)
+{
+    const char *err = try_edit(tree_body, from, to, seal_it);
+    if (!err)
+        fail_msg("an edit of '%s' into '%s' was accepted", from, to);
+    if (!strstr(err, msg))
+        fail_msg("message '%s' lacks '%s'", err, msg);
+}
+
+static void test_bad_files(void **state)
+{
+    (void)state;
+    expect_error("tagg-tune model 1", "hdf5 model 1", 1, "line 1: not a tagg-tune model file");
+    expect_error("tagg-tune model 1", "tagg-tune model 2", 1, "format 2, this tagg reads format 1");
+    expect_error("kind decision_tree", "kind svm", 1, "line 2: expected 'kind");
+    expect_error("input bytes_per_rank", "input colour", 1, "line 6: unknown input 'colour'");
+    expect_error("input bytes_per_rank", "input aggregators", 1, "listed twice");
+    expect_error("candidates aggregators 1 2", "candidates ranks 1 2", 1, "not a setting");
+    expect_error("candidates aggregators 1 2", "candidates throttle 1 2", 1, "not an input of the model");
+    expect_error("candidates aggregators 1 2", "candidates aggregators 1 x", 1, "candidate value 'x'");
+    expect_error("trees 1", "trees 2", 1, "one tree");
+    expect_error("tree 0 7", "tree 0 99999", 1, "cannot fit");
+    expect_error("node 0 0 0x1.8p+0 1 4", "node 0 0 0x1.8p+0 1 1", 1, "distinct nodes after their parent");
+    expect_error("node 1 1 1000000 2 3", "node 1 1 1000000 0 3", 1, "after their parent"); /* a cycle */
+    expect_error("node 1 1 1000000 2 3", "node 1 1 1000000 2 4", 1, "reached twice");
+    expect_error("node 2 -1 0 -1 -1", "node 2 -1 0 5 -1", 1, "a leaf has children");
+    expect_error("node 3 -1 0 -1 -1 1.3862943611198906", "node 3 -1 0 -1 -1 inf", 1, "not a finite number");
+    expect_error("node 1 1 1000000", "node 1 7 1000000", 1, "input '7' is not an integer in -1..1");
+    expect_error("node 5 -1 0 -1 -1 0", "node 5 -1 0 -1 -1 1", 0, "checksum mismatch");
+    expect_error("combine mean", "combine gbdt 0 1", 1, "expected 'combine mean'");
+}
+
+static void test_truncation_everywhere(void **state)
+{
+    (void)state;
+    char  *text = seal(tree_body);
+    size_t n    = strlen(text);
+    char   err[512];
+    for (size_t cut = 0; cut < n; cut++) {
+        tagg_tune_model_t *m = NULL;
+        if (tagg_tune_parse(text, cut, &m, err, sizeof err) == 0)
+            fail_msg("a model cut at %zu of %zu bytes was accepted", cut, n);
+        assert_null(m);
+        assert_non_null(strstr(err, "tuning model, line "));
+    }
+    free(text);
+}
+
+/* Bounded mutation fuzz: random byte flips, insertions and deletions of a
+ * valid file, resealed half of the time so the checks behind the checksum are
+ * reached.  Every outcome must be a clean accept or a message. */
+static void test_fuzz(void **state)
+{
+    (void)state;
+    char    *good = seal(tree_body);
+    size_t   n    = strlen(good);
+    uint64_t rnd  = 0x9e3779b97f4a7c15ull;
+#define RND() (rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17, rnd)
+    int iters = getenv("TAGG_FUZZ_ITERS") ? atoi(getenv("TAGG_FUZZ_ITERS")) : 20000, accepted = 0;
+    char *buf = malloc(2 * n + 64);
+    assert_non_null(buf);
+    for (int it = 0; it < iters; it++) {
+        size_t len = n;
+        memcpy(buf, good, n);
+        int edits = 1 + (int)(RND() % 4);
+        for (int e = 0; e < edits; e++) {
+            size_t at = len ? RND() % len : 0;
+            switch (RND() % 3) {
+            case 0: buf[at] = (char)RND(); break;
+            case 1: if (len < 2 * n) { memmove(buf + at + 1, buf + at, len - at); buf[at] = "0123456789 -\nnx"[RND() % 15]; len++; } break;
+            default: if (len) { memmove(buf + at, buf + at + 1, len - at - 1); len--; } break;
+            }
+        }
+        if (RND() & 1) { /* reseal: strip from the last "end " and add a valid one */
+            buf[len] = '\0';
+            char *end = NULL;
+            for (char *p = buf; (p = strstr(p, "\nend ")); p++)
+                end = p + 1;
+            if (end) {
+                len = (size_t)(end - buf);
+                len += (size_t)snprintf(buf + len, 64, "end %016llx\n",
+                                        (unsigned long long)tagg_tune_checksum(buf, len));
+            }
+        }
+        tagg_tune_model_t *m = NULL;
+        char               err[512];
+        if (tagg_tune_parse(buf, len, &m, err, sizeof err) == 0) {
+            double x[TAGG_TV_COUNT_] = {1, 1, 1e6, 0, 1, 1, 1, 1, 0, 0, 2, 4194304, 2, 0, 0, 1};
+            int    forced[TAGG_TV_COUNT_] = {0};
+            double t = tagg_tune_predict(m, x, NULL);
+            assert_true(t >= 0);
+            tagg_tune_choose(m, x, forced);
+            accepted++;
+            tagg_tune_free(m);
+        } else {
+            assert_null(m);
+            assert_true(strlen(err) > 0);
+        }
+    }
+#undef RND
+    print_message("fuzz: %d mutated files, %d accepted (valid variants), none crashed\n", iters, accepted);
+    free(buf), free(good);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_predict_tree),    cmocka_unit_test(test_choose),
+        cmocka_unit_test(test_gbdt_and_forest), cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_truncation_everywhere), cmocka_unit_test(test_fuzz),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,175 @@
+"""tagg-tune against the library's evaluator (model/src/tune.c, via tagg-tune-eval).
+
+- The record format round-trips: records formatted by the C library are read
+  back by tagg-tune with every double exact and the file name intact.
+- For each model kind, the trees the C evaluator walks are scikit-learn's:
+  the same leaf in every tree for every input (bit for bit on the decisions)
+  and the same prediction up to rounding.
+- tagg-tune fit prints the cross-validated error table and writes a model the
+  C side accepts; an edited model is refused.
+"""
+import importlib.machinery
+import importlib.util
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+TOOL = os.environ["TAGG_TUNE"]
+EVAL = os.environ["TAGG_TUNE_EVAL"]
+VOCAB_LEN = 16
+
+
+def tool_module():
+    loader = importlib.machinery.SourceFileLoader("tagg_tune", TOOL)
+    spec = importlib.util.spec_from_loader("tagg_tune", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+tt = tool_module()
+
+
+def synthetic_rows(n=400, seed=3):
+    """Calls of a made-up machine: patterns from a small grid, each run under
+    several settings (as tagg-tune explore does); time = latency per piece
+    without aggregation, or bytes / a bandwidth that grows with aggregators
+    up to a limit, plus 5 % noise."""
+    rnd = random.Random(seed)
+    patterns = [(ranks, bpr, pieces) for ranks in (2, 4, 8, 16) for bpr in (4096, 65536, 1 << 20, 8 << 20, 64 << 20)
+                for pieces in (1, 16, 256)]
+    rows = []
+    for i in range(n):
+        ranks, bpr, pieces = patterns[i % len(patterns)]
+        direct = rnd.choice([0, 1])
+        aggr = 0 if direct else rnd.choice([1, 2, 4])
+        bufsz = rnd.choice([1 << 20, 4 << 20, 16 << 20])
+        v = [ranks, max(1, ranks // 4), bpr, 0.25, pieces, 1.0 if pieces == 1 else 0.5,
+             0.5, 3, 0, direct, aggr, bufsz, 2, 0, 0, 1]
+        total = ranks * bpr
+        if direct:
+            t = 2e-4 * pieces * ranks / 2 + total / 1.5e9
+        else:
+            t = 1e-3 + total / (min(aggr, 2) * 1.0e9) + total / (bufsz * 400)
+        t *= math.exp(rnd.gauss(0, 0.05))
+        rows.append(v + [t * 0.1, t * 0.6, t * 0.5, t])
+    return rows
+
+
+def c_records(rows, tmp_path):
+    inp = "\n".join(" ".join(repr(float(x)) for x in r) for r in rows) + "\n"
+    out = subprocess.run([EVAL, "--record"], input=inp, capture_output=True, text=True, check=True).stdout
+    path = tmp_path / "records.jsonl"
+    path.write_text(out)
+    return path
+
+
+def test_record_round_trip(tmp_path):
+    rows = synthetic_rows(50)
+    path = c_records(rows, tmp_path)
+    lines = path.read_text().splitlines()
+    assert len(lines) == len(rows)
+    for row, line in zip(rows, lines):
+        r = json.loads(line)
+        assert r["tagg_record"] == 1 and r["op"] == "write"
+        assert r["file"] == 'a "quoted"\\name\n.h5'
+        for k, x in zip(tt.VOCAB + ["t_plan", "t_move", "t_fs", "t_total"], row):
+            assert r[k] == float(x), k  # exact: 17 significant digits
+    back = tt.read_records([str(path)])
+    assert len(back) == len(rows)
+
+
+def c_eval(model, X_full):
+    inp = "\n".join(" ".join(repr(float(x)) for x in r) for r in X_full) + "\n"
+    out = subprocess.run([EVAL, str(model)], input=inp, capture_output=True, text=True, check=True).stdout
+    res = [line.split() for line in out.splitlines()]
+    return np.array([float(r[0]) for r in res]), np.array([[int(x) for x in r[1:]] for r in res])
+
+
+@pytest.mark.parametrize("kind", ["decision_tree", "random_forest", "gradient_boosting"])
+def test_c_evaluator_is_sklearn(kind, tmp_path):
+    from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+    from sklearn.tree import DecisionTreeRegressor
+    rows = synthetic_rows()
+    inputs = ["ranks", "bytes_per_rank", "pieces_per_rank", "fs_kind", "direct", "aggregators", "buffer_size"]
+    idx = [tt.VOCAB.index(k) for k in inputs]
+    X = np.array([[r[i] for i in idx] for r in rows])
+    y = np.log([r[-1] for r in rows])
+    est = {"decision_tree": DecisionTreeRegressor(random_state=0),
+           "random_forest": RandomForestRegressor(n_estimators=20, random_state=0, n_jobs=1),
+           "gradient_boosting": GradientBoostingRegressor(n_estimators=30, random_state=0)}[kind].fit(X, y)
+    model = tmp_path / "m.tune"
+    model.write_text(tt.export(kind, est, inputs, [("aggregators", [0.0, 1.0, 2.0, 4.0])]))
+    # inputs off the training grid too, and values that sit exactly on thresholds
+    rnd = random.Random(9)
+    probe = [r[:VOCAB_LEN] for r in rows]
+    trees, _ = tt.trees_of(kind, est)
+    for _ in range(300):
+        v = list(rnd.choice(probe))
+        t = rnd.choice(trees)
+        feats = [f for f in t.feature if f >= 0]
+        if feats:
+            j = rnd.randrange(len(t.feature))
+            if t.feature[j] >= 0:
+                v[idx[t.feature[j]]] = float(np.float32(t.threshold[j])) if rnd.random() < 0.5 else t.threshold[j] * rnd.uniform(0.5, 2)
+        probe.append(v)
+    Xp = np.array([[v[i] for i in idx] for v in probe])
+    pred_c, leaves_c = c_eval(model, probe)
+    apply = est.apply(Xp.astype(np.float32))
+    leaves_sk = apply.reshape(len(probe), -1)
+    assert leaves_c.shape == leaves_sk.shape
+    mism = np.argwhere(leaves_c != leaves_sk)
+    assert len(mism) == 0, "C and scikit-learn reach different leaves at %s" % mism[:5]
+    pred_sk = np.exp(est.predict(Xp))
+    np.testing.assert_allclose(pred_c, pred_sk, rtol=1e-12)
+    # the Python reader of model files agrees as well
+    m = tt.load_model(str(model))
+    for v, p in zip(probe[:50], pred_c[:50]):
+        assert tt.predict_one(m, dict(zip(tt.VOCAB, v))) == pytest.approx(p, rel=1e-12)
+
+
+def test_fit_writes_table_and_model(tmp_path):
+    path = c_records(synthetic_rows(), tmp_path)
+    model = tmp_path / "best.tune"
+    out = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(model), "--trees", "30"],
+                         capture_output=True, text=True, check=True).stdout
+    for kind in ("decision_tree", "random_forest", "gradient_boosting"):
+        assert kind in out
+    errs = {l.split()[0]: float(l.split()[1].rstrip("%")) for l in out.splitlines()
+            if l.split() and l.split()[0] in ("decision_tree", "random_forest", "gradient_boosting")}
+    assert len(errs) == 3
+    assert min(errs.values()) < 25, out  # the synthetic machine is learnable
+    shown = subprocess.run([sys.executable, TOOL, "show", str(model)], capture_output=True, text=True, check=True).stdout
+    assert "the engine may choose aggregators" in shown
+    # choose: many pieces per rank must go through aggregators, one small
+    # piece per rank must not (by construction, by factors of 3 and 30)
+    many = [16, 4, 1 << 20, 0.25, 256, 0.5, 0.5, 3, 0, 1, 0, 4 << 20, 2, 0, 0, 1]
+    one = [2, 1, 65536, 0.25, 1, 1.0, 0.5, 3, 0, 0, 2, 4 << 20, 2, 0, 0, 1]
+    ch = subprocess.run([EVAL, "--choose", str(model)], input="%s\n%s\n" % (" ".join(map(str, many)), " ".join(map(str, one))),
+                        capture_output=True, text=True, check=True).stdout.splitlines()
+    assert "direct=0" in ch[0] and "direct=1" in ch[1], ch
+    # an edited model is refused with the line named
+    text = model.read_text().replace("kind ", "kind x", 1)
+    bad = tmp_path / "bad.tune"
+    bad.write_text(text)
+    r = subprocess.run([EVAL, str(bad)], input="", capture_output=True, text=True)
+    assert r.returncode == 1 and "line 2: expected 'kind" in r.stderr, r.stderr
+    bad.write_text(model.read_text().replace("node 1 ", "node 1  ", 1))
+    r = subprocess.run([EVAL, str(bad)], input="", capture_output=True, text=True)
+    assert r.returncode == 1 and "checksum mismatch" in r.stderr, r.stderr
+
+
+def test_bad_records_are_refused(tmp_path):
+    p = tmp_path / "r.jsonl"
+    p.write_text('{"tagg_record":1,"ranks":2}\n')
+    r = subprocess.run([sys.executable, TOOL, "fit", str(p), "-o", str(tmp_path / "m")], capture_output=True, text=True)
+    assert r.returncode == 1 and "r.jsonl:1: record lacks numeric" in r.stderr
+    p.write_text("not json\n")
+    r = subprocess.run([sys.executable, TOOL, "fit", str(p), "-o", str(tmp_path / "m")], capture_output=True, text=True)
+    assert r.returncode == 1 and "not a JSON record" in r.stderr

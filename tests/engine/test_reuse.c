@@ -127,6 +127,7 @@ static long one_file(const char *dir, const char *name, const char *cfgtext, uin
     check(rok, what);
     if (tagg_file_close(f) < 0)
         fprintf(stderr, "rank %d: call failed\n", rank);
+    tagg_config_clear(&cfg);
     /* the whole file, by rank 0 with POSIX: every written byte, zero elsewhere */
     int fok = 1;
     if (rank == 0) {

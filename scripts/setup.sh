@@ -243,7 +243,8 @@ main() {
   step_packages
   step_hdf5
   step_venv
-  run_logged pip-base "$pip" install --disable-pip-version-check "setuptools>=77" "Cython>=3" pkgconfig numpy pytest pytest-mpi wheel scikit-learn
+  step_venv_tune
+  step_netcdf
   step_build
   write_env
   STEP=done; echo "==> set-up complete (HDF5 $HDF5_ROOT, venv $VENV, build $BUILD)"

@@ -83,6 +83,12 @@ static int run(job_t *j, char *msg, size_t len)
     memset(&sink, 0, sizeof sink);
     tagg_err_capture(&sink);
     int local = 0;
+#ifdef TAGG_FAULT_INJECTION
+    /* tests: a slow worker, so that a tiny pool fills whatever the machine's load */
+    const char *delay = getenv("TAGG_FAULT_ASYNC_DELAY_MS");
+    if (delay && atoi(delay) > 0)
+        usleep((useconds_t)atoi(delay) * 1000u);
+#endif
     if (j->fail[0]) {
         TAGG_ERR(TAGG_E_NOMEM, "%s", j->fail);
         local = -1;

@@ -21,6 +21,7 @@
 #                        cases at a few KiB, for tests
 #     --cases a,b,...    only these cases (default all; --list shows them)
 #     --read-cache M     drop|fadvise|none, passed to tagg-bench (default drop)
+#     --variants a,b,... only these tagg-bench variants (default all; the workflow's tagg-nvr always runs)
 #     --h5bench PATH     also run h5bench itself (h5bench_write built by hand, see
 #                        h5bench-configs/README.md) on plain MPI-IO and through the tagg VOL; the
 #                        h5b-* cases run its write patterns in tagg-bench on every variant
@@ -34,7 +35,7 @@
 # the pure software overhead, no storage).
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD=$REPO/build OUT= LABEL= NP=2 REPS=5 SCALE=full CASES=all CACHE=drop H5BW= LIST=0 DIR=
+BUILD=$REPO/build OUT= LABEL= NP=2 REPS=5 SCALE=full CASES=all CACHE=drop H5BW= LIST=0 DIR= VARIANTS=
 die() { echo "compare-drivers: $*" >&2; exit 2; }
 # The summary table of a run directory (summary.csv, dd.csv, run.env), also
 # printed again by --summary OUT. Bandwidths with 3 significant digits.
@@ -69,6 +70,7 @@ while [ $# -gt 0 ]; do
     --cases) CASES=${2:?}; shift 2 ;;
     --read-cache) CACHE=${2:?}; shift 2 ;;
     --h5bench) H5BW=${2:?}; shift 2 ;;
+    --variants) VARIANTS=${2:?}; shift 2 ;;
     --list) LIST=1; shift ;;
     --summary) print_summary "${2:?}"; exit $? ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -199,6 +201,7 @@ while IFS='|' read -r name what full tiny; do
   args=${args//@NVR@/$nvr/$name}
   # shellcheck disable=SC2206
   argv=($args)
+  [ -z "$VARIANTS" ] || argv+=(--variants "$VARIANTS")
   lb=$(load)
   say ""
   say "==> $name: $what"

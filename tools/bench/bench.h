@@ -139,6 +139,9 @@ int      bench_parse_size(const char *s, uint64_t *out);
 uint64_t bench_mix(uint64_t x);
 /* Message from the HDF5 error stack (innermost description first), for "unavailable". */
 void     bench_h5_reason(char *buf, size_t len);
+/* The end of a dataset access: the reason of a failure (rc < 0), closes the
+ * dataset (its failure fails rc) and the two dataspaces (any may be < 0). */
+int      bench_h5_finish(int rc, hid_t d, hid_t ms, hid_t fs, char *err, size_t len);
 /* Removes every entry of dir whose name starts with prefix (files, and one level of
  * directories). Returns how many it removed. */
 int      bench_remove_prefix(const char *dir, const char *prefix);

@@ -71,15 +71,7 @@ static int io(bench_ctx_t *ctx, hid_t file, hid_t dxpl, int write, char *err, si
         goto done;
     rc = 0;
 done:
-    if (rc < 0)
-        bench_h5_reason(err, len);
-    if (d >= 0 && H5Dclose(d) < 0 && rc == 0)
-        rc = -1, bench_h5_reason(err, len);
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
-    return rc;
+    return bench_h5_finish(rc, d, ms, fs, err, len);
 }
 
 static int write_(bench_ctx_t *ctx, hid_t file, hid_t dxpl, char *err, size_t len)

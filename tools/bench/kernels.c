@@ -56,15 +56,7 @@ int bench_write_1d(hid_t file, const char *name, hid_t type, uint64_t total, uin
         goto done;
     rc = 0;
 done:
-    if (rc < 0)
-        bench_h5_reason(err, len);
-    if (d >= 0 && H5Dclose(d) < 0 && rc == 0)
-        rc = -1, bench_h5_reason(err, len);
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
-    return rc;
+    return bench_h5_finish(rc, d, ms, fs, err, len);
 }
 
 int bench_read_1d(hid_t file, const char *name, hid_t type, uint64_t off, uint64_t count, hid_t dxpl, void *buf,

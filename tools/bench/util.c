@@ -200,3 +200,16 @@ double bench_median(double *v, int n)
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
+
+int bench_h5_finish(int rc, hid_t d, hid_t ms, hid_t fs, char *err, size_t len)
+{
+    if (rc < 0)
+        bench_h5_reason(err, len);
+    if (d >= 0 && H5Dclose(d) < 0 && rc == 0)
+        rc = -1, bench_h5_reason(err, len);
+    if (ms >= 0)
+        H5Sclose(ms);
+    if (fs >= 0)
+        H5Sclose(fs);
+    return rc;
+}

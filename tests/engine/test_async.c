@@ -79,6 +79,8 @@ static herr_t put(hid_t d, hsize_t start, hsize_t count, double v, int coll, dou
     for (hsize_t i = 0; i < count; i++)
         buf[i] = v + (double)(start + i);
     herr_t rc = H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf);
+    if (rc < 0) /* now: the next API call (the closes below) clears the stack */
+        grab_stack();
     for (hsize_t i = 0; i < count; i++) /* the caller's buffer is free again: scribble on it */
         buf[i] = -1;
     H5Pclose(dxpl), H5Sclose(ms), H5Sclose(fs);
@@ -175,14 +177,16 @@ static int mode_fault(const char *path, const char *cfg, int *cases)
     char    where[64] = "";
     H5E_BEGIN_TRY
     {
+        /* the stack is read right after the failing call (put() does it for
+         * H5Dwrite): the next API call clears it */
         for (int k = 1; k <= 10 && !failed_at; k++)
             if (put(d, mine, N, k, 1, buf) < 0)
                 failed_at = k, snprintf(where, sizeof where, "H5Dwrite %d", k);
         H5Dclose(d);
-        if (!failed_at && H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
+        if (!failed_at && H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) {
             failed_at = 11, snprintf(where, sizeof where, "H5Fflush");
-        if (failed_at)
             grab_stack();
+        }
         if (H5Fclose(f) < 0 && !failed_at) {
             failed_at = 12, snprintf(where, sizeof where, "H5Fclose");
             grab_stack();

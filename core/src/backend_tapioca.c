@@ -293,14 +293,14 @@ static int tapioca_open(tagg_file_t *f)
         tagg_err_t err;
         if (tagg_topology_load(f->cfg.topology, &e->topo, &err) < 0) {
             TAGG_ERR(TAGG_E_CONFIG, "topology: %s", err.msg);
-            free(e);
+            e->topo = NULL;
+            engine_free(e); /* the rows above too */
             return -1;
         }
         if (tagg_topology_nranks(e->topo) < f->size) {
             TAGG_ERR(TAGG_E_CONFIG, "topology %s describes %d ranks, the file's communicator has %d",
                      f->cfg.topology, tagg_topology_nranks(e->topo), f->size);
-            tagg_topology_free(e->topo);
-            free(e);
+            engine_free(e); /* frees the topology (no resources yet) */
             return -1;
         }
     }

@@ -2,12 +2,29 @@
 
 #include <mpi.h>
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-static _Thread_local tagg_err_sink_t *sink_tls;
+/* The capturing sink of the calling thread (asynchronous workers). A POSIX
+ * thread key, not ELF thread-local storage: HDF5 dlcloses plugins at H5close,
+ * and a TLS block of an unloaded library stays in every thread's DTV, which
+ * LeakSanitizer's exit scan then crashed on ("Tracer caught signal 11"). */
+static pthread_key_t  sink_key;
+static pthread_once_t sink_once = PTHREAD_ONCE_INIT;
+static void           sink_key_make(void) { (void)pthread_key_create(&sink_key, NULL); }
 
-void tagg_err_capture(tagg_err_sink_t *sink) { sink_tls = sink; }
+static tagg_err_sink_t *sink_get(void)
+{
+    pthread_once(&sink_once, sink_key_make);
+    return pthread_getspecific(sink_key);
+}
+
+void tagg_err_capture(tagg_err_sink_t *sink)
+{
+    pthread_once(&sink_once, sink_key_make);
+    (void)pthread_setspecific(sink_key, sink);
+}
 
 static hid_t cls_g = H5I_INVALID_HID;
 static hid_t maj_g = H5I_INVALID_HID;
@@ -40,6 +57,7 @@ void tagg_err_push(const char *file, const char *func, unsigned line, tagg_err_k
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    tagg_err_sink_t *sink_tls = sink_get();
     if (sink_tls) {
         size_t used = strlen(sink_tls->msg);
         if (sink_tls->count++ == 0)

@@ -980,25 +980,6 @@ static int cmp_u64x3(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Rank 0: record (j, crc) of space sp to the list *st (grown). */
-static int add_rec(tagg_sf_stripe_t **st, uint64_t *n, uint64_t *cap, uint64_t j, uint64_t crc)
-{
-    if (*n == *cap) {
-        uint64_t          c = *cap ? 2 * *cap : 64;
-        tagg_sf_stripe_t *t = realloc(*st, (size_t)c * sizeof **st);
-        if (!t)
-            return -1;
-        *st = t, *cap = c;
-    }
-    (*st)[*n].j   = j;
-    (*st)[*n].crc = crc;
-    (*n)++;
-    return 0;
-}
-
-/* Rank 0: merges the gathered notes (triples key, state, crc, sorted by key)
- * with the records of the index as opened: the final records, and the keys
- * to read back (dirty). */
 static int add_dirty(uint64_t **dirty, uint64_t *nd, uint64_t *dcap, uint64_t key)
 {
     if (*nd == *dcap) {
@@ -1015,7 +996,7 @@ static int add_dirty(uint64_t **dirty, uint64_t *nd, uint64_t *dcap, uint64_t ke
 static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, tagg_sf_stripe_t *out[2], uint64_t nout[2],
                        uint64_t **dirty, uint64_t *nd)
 {
-    uint64_t S = s->ix.stripe, cap[2] = {0, 0}, dcap = 0, top = L / S + (L % S != 0);
+    uint64_t S = s->ix.stripe, dcap = 0, top = L / S + (L % S != 0);
     qsort(notes, (size_t)nn, 3 * sizeof *notes, cmp_u64x3);
     for (int sp = 0; sp < 2; sp++) { /* untouched stripes keep their record (wholly below every cut) */
         const tagg_sf_stripe_t *old  = sp ? s->ix.mst : s->ix.st;
@@ -1041,7 +1022,7 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, tagg_
                     return -1;
                 continue;
             }
-            if (add_rec(&out[sp], &nout[sp], &cap[sp], j, old[i].crc) < 0)
+            if (tagg_sf_stripe_append(&out[sp], &nout[sp], j, old[i].crc) < 0)
                 return -1;
         }
     }
@@ -1058,7 +1039,7 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, tagg_
                 if (add_dirty(dirty, nd, &dcap, key) < 0)
                     return -1;
             }
-            else if (add_rec(&out[sp], &nout[sp], &cap[sp], j, notes[3 * i + 2]) < 0)
+            else if (tagg_sf_stripe_append(&out[sp], &nout[sp], j, notes[3 * i + 2]) < 0)
                 return -1;
         }
         i = e;
@@ -1194,10 +1175,9 @@ static int write_index(tagg_file_t *f, int want_final)
 
     /* rank 0: the final index */
     if (f->rank == 0) {
-        uint64_t cap[2] = {nout[0], nout[1]};
         for (uint64_t i = 0; rc == 0 && i < nd; i++)
-            if (allres[2 * i + 1] && add_rec(&out[dirty[i] % 2], &nout[dirty[i] % 2], &cap[dirty[i] % 2], dirty[i] / 2,
-                                             allres[2 * i]) < 0)
+            if (allres[2 * i + 1] &&
+                tagg_sf_stripe_append(&out[dirty[i] % 2], &nout[dirty[i] % 2], dirty[i] / 2, allres[2 * i]) < 0)
                 rc = -1;
         tagg_sf_stripes_sort(out[0], nout[0]);
         tagg_sf_stripes_sort(out[1], nout[1]);

@@ -491,6 +491,20 @@ static int line_is(const char *line, size_t l, const char *w) { return l == strl
 
 /* Format 3 stripe lines ("s J CRC" or "m J CRC"), J ascending and below the
  * logical size. */
+int tagg_sf_stripe_append(tagg_sf_stripe_t **st, uint64_t *n, uint64_t j, uint64_t crc)
+{
+    if ((*n & (*n - 1)) == 0) { /* 0, 1, 2, 4, ...: the capacity follows from n, grow */
+        tagg_sf_stripe_t *t = realloc(*st, (size_t)(*n ? 2 * *n : 16) * sizeof **st);
+        if (!t)
+            return -1;
+        *st = t;
+    }
+    (*st)[*n].j   = j;
+    (*st)[*n].crc = crc;
+    (*n)++;
+    return 0;
+}
+
 static int parse_stripe_line(const char *line, size_t l, tagg_sf_index_t *idx, unsigned no, char *err, size_t errlen)
 {
     const char *p = line + 2, *e = line + l;
@@ -517,17 +531,10 @@ static int parse_stripe_line(const char *line, size_t l, tagg_sf_index_t *idx, u
         set_err(err, errlen, "index line %u: stripe %" PRIu64 " out of order", no, j);
         return -1;
     }
-    if ((*n & (*n - 1)) == 0) { /* 0, 1, 2, 4, ...: grow */
-        tagg_sf_stripe_t *t = realloc(*st, (size_t)(*n ? 2 * *n : 16) * sizeof **st);
-        if (!t) {
-            set_err(err, errlen, "out of memory");
-            return -1;
-        }
-        *st = t;
+    if (tagg_sf_stripe_append(st, n, j, crc) < 0) {
+        set_err(err, errlen, "out of memory");
+        return -1;
     }
-    (*st)[*n].j   = j;
-    (*st)[*n].crc = crc;
-    (*n)++;
     return 0;
 }
 
@@ -828,19 +835,7 @@ int tagg_sf_overlay_meta(int meta_fd, uint64_t off, char *buf, size_t n, char *e
     return 0;
 }
 
-static int append_stripe(tagg_sf_stripe_t **st, uint64_t *n, uint64_t j, uint64_t crc)
-{
-    if ((*n & (*n - 1)) == 0) {
-        tagg_sf_stripe_t *t = realloc(*st, (size_t)(*n ? 2 * *n : 16) * sizeof **st);
-        if (!t)
-            return -1;
-        *st = t;
-    }
-    (*st)[*n].j   = j;
-    (*st)[*n].crc = crc;
-    (*n)++;
-    return 0;
-}
+
 
 int tagg_sf_drain_one(const char *path, const tagg_sf_index_t *ix, uint32_t k, int meta_fd, const char *out,
                       uint64_t *size, tagg_sf_stripe_t **st, uint64_t *nst, char *err, size_t errlen)
@@ -906,7 +901,7 @@ int tagg_sf_drain_one(const char *path, const tagg_sf_index_t *ix, uint32_t k, i
             }
             w += (size_t)put;
         }
-        if (append_stripe(st, nst, j, tagg_crc64(0, buf, (size_t)n)) < 0) {
+        if (tagg_sf_stripe_append(st, nst, j, tagg_crc64(0, buf, (size_t)n)) < 0) {
             set_err(err, errlen, "out of memory");
             goto done;
         }

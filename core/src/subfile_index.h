@@ -143,6 +143,9 @@ int tagg_sf_file_crc(const char *path, uint64_t *size, uint64_t *crc, char *err,
 /* --- format 3: per-stripe checksums */
 /* Bytes of stripe j of a space of logical size L (0 at or past L). */
 uint64_t tagg_sf_stripe_len(uint64_t L, uint64_t S, uint64_t j);
+/* Appends (j, crc) to a list of *n stripe records that only this function
+ * grows (NULL when empty; its capacity follows from *n). 0, or -1 (out of memory). */
+int tagg_sf_stripe_append(tagg_sf_stripe_t **st, uint64_t *n, uint64_t j, uint64_t crc);
 /* The record of stripe j in st[0..n) (sorted), or NULL: a hole. */
 const tagg_sf_stripe_t *tagg_sf_stripe_find(const tagg_sf_stripe_t *st, uint64_t n, uint64_t j);
 /* Checks the len bytes of stripe j against its record (a hole: all zeros).

@@ -32,6 +32,20 @@
  * and stripe. Paths: only those sf_path.h derives, opened without following
  * links, regular files only.
  *
+ * Read-write opens of a closed file (verify=1) never bless damage. The old
+ * records are the base. A partial write first reads the bytes it replaces
+ * and notes the change it makes to the stripe's padded CRC form (crc_shift.h:
+ * changes add by XOR, in any order, from any rank); at close a re-read
+ * stripe must equal its base plus every rank's changes, unless a write
+ * covered it whole (then nothing old is left in it). A mismatch fails the
+ * close on every rank, and the index records the checksum the stripe should
+ * have, so every later read of it fails too. A rank reading a stripe it has
+ * not written checks it whole against the base; it cannot know at once
+ * whether another rank changed it meanwhile (that needs no synchronisation
+ * in MPI-IO when the bytes differ), so a mismatch is noted and judged at
+ * close: a stripe nobody wrote in this open that did not match its base is
+ * damage, and fails the close on every rank.
+ *
  * destination=nvr (node-local subfiles, index format 2; MA-TAPIOCA's SSD as a
  * destination, seed 002 section 4.4). One subfile per node, in that node's
  * node-local directory (tagg_nvr_dir(): nvr_dir, $TMPDIR, /tmp, as the node's
@@ -53,6 +67,7 @@
 #include "io.h"
 #include "store.h"
 #include "subfile_index.h"
+#include "crc_shift.h"
 #include "sf_path.h"
 #include "stripe_notes.h"
 #include "fault.h"
@@ -87,6 +102,8 @@ typedef struct {
     int    meta_fd;   /* -1 until this rank touches metadata */
     /* checksums */
     int             verify;  /* read-only open, verify=1, closed file: check stripes on first read */
+    int             base_on; /* read-write open of a closed file, verify=1: its records are the base (below) */
+    uint64_t        base_L;  /* the logical size the records describe */
     int             limit;   /* read-only: never read past the sizes the index records */
     notes_t         written; /* writers: stripes this rank wrote (FULL with crc, or DIRTY) */
     notes_t         checked; /* readers: stripes (legacy formats: subfiles) this rank verified */
@@ -162,8 +179,8 @@ static void sub_free(sub_t *s)
     if (s->meta_fd >= 0)
         close(s->meta_fd);
     tagg_sf_index_free(&s->ix);
-    free(s->written.key), free(s->written.crc), free(s->written.state);
-    free(s->checked.key), free(s->checked.crc), free(s->checked.state);
+    tagg_notes_free(&s->written);
+    tagg_notes_free(&s->checked);
     free(s->vbuf);
     if (s->held)
         held_note(NULL, 0, &s->hdev, &s->hino);
@@ -603,6 +620,8 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     s->writable = (flags & TAGG_OPEN_RDWR) != 0;
     s->limit    = !s->writable && s->ix.closed;
     s->verify   = !s->writable && f->cfg.verify && s->ix.closed;
+    s->base_on  = s->writable && f->cfg.verify && !hdr[2] && s->ix.version >= TAGG_SF_VERSION_3;
+    s->base_L   = s->ix.logical_size;
     if (tagg_agree(f->comm, rc, "opening the subfiles") < 0) {
         free(names);
         sub_free(s);
@@ -705,6 +724,41 @@ static int verify_whole(tagg_file_t *f, int fd, uint32_t k, const char *name)
     return 0;
 }
 
+/* The padded CRC form (crc_shift.h) stripe j of space sp had when this
+ * read-write open began, as far as this open's cuts left it: zeros past a
+ * cut or the old end, else its record (a hole: zeros). */
+static uint64_t base_form(const sub_t *s, int sp, uint64_t j)
+{
+    uint64_t S = s->ix.stripe;
+    if ((s->cut != UINT64_MAX && j * S >= s->cut) || j * S >= s->base_L)
+        return 0;
+    const tagg_sf_stripe_t *r  = tagg_sf_stripe_find(sp ? s->ix.mst : s->ix.st, sp ? s->ix.nmst : s->ix.nst, j);
+    uint64_t                L0 = tagg_sf_stripe_len(s->base_L, S, j);
+    return r ? tagg_crc_pad(r->crc, L0, S) : 0;
+}
+
+/* A read of a read-write open (base_on), the first of stripe j by a rank
+ * that has not written it: the whole slot against the base. A mismatch is
+ * noted (suspect) and judged at close, when every rank's writes are known;
+ * the read returns what the slot holds. */
+static int read_base_checked(tagg_file_t *f, int fd, int sp, uint64_t j, uint64_t local, uint64_t n, char *buf,
+                             const char *name)
+{
+    sub_t   *s = sub_of(f);
+    uint64_t S = s->ix.stripe, key = 2 * j + (uint64_t)sp, base = sp ? j * S : local - local % S;
+    if (!vbuf_of(s))
+        return -1;
+    if (tagg_sf_pread_upto(fd, s->vbuf, (size_t)S, base, UINT64_MAX) < 0) {
+        TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
+        return -1;
+    }
+    uint64_t form = tagg_crc_pad(tagg_crc64(0, s->vbuf, (size_t)S), S, S);
+    if (tagg_notes_put(&s->checked, key, form == base_form(s, sp, j) ? NOTE_VERIFIED : NOTE_SUSPECT, 0) < 0)
+        return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
+    memcpy(buf, s->vbuf + (local - base), (size_t)n);
+    return 0;
+}
+
 /* A read of a read-only open: n bytes at local in fd, stripe j of space sp
  * (0 data, 1 metadata file), never past the recorded size; verified the first
  * time this rank reads the stripe. */
@@ -714,6 +768,9 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
     sub_t   *s     = sub_of(f);
     uint64_t S     = s->ix.stripe;
     uint64_t limit = !s->limit ? UINT64_MAX : sp ? s->ix.meta.size : s->ix.sub[k].size;
+    if (s->base_on && !tagg_notes_get(&s->checked, 2 * j + (uint64_t)sp) &&
+        !tagg_notes_get(&s->written, 2 * j + (uint64_t)sp))
+        return read_base_checked(f, fd, sp, j, local, n, buf, name);
     if (s->verify && s->ix.version < TAGG_SF_VERSION_3) { /* old formats: whole files */
         uint64_t key = UINT64_MAX / 2 - (sp ? s->ix.count : k);
         if (!tagg_notes_get(&s->checked, key)) {
@@ -794,6 +851,26 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
                  (unsigned long long)n, (unsigned long long)local, name, strerror(ENOSPC));
         return -1;
     }
+    /* the note: a whole stripe brings its checksum, anything else re-reads it
+     * at close; in a read-write open of a closed file a partial write brings
+     * the change it makes (the bytes it replaces are read first) */
+    int      full  = off % S == 0 && n == S;
+    uint64_t crc   = full ? tagg_crc64(0, buf, (size_t)n) : 0, delta = 0;
+    if (!full && s->base_on) {
+        char *old = malloc((size_t)n);
+        if (!old) {
+            TAGG_ERR(TAGG_E_NOMEM, "out of memory (%llu bytes to check a rewrite)", (unsigned long long)n);
+            return -1;
+        }
+        if (tagg_sf_pread_upto(fd, old, (size_t)n, local, UINT64_MAX) < 0) {
+            TAGG_ERR(TAGG_E_IO, "read of the %llu bytes at offset %llu of '%s' before rewriting them failed: %s",
+                     (unsigned long long)n, (unsigned long long)local, name, strerror(errno));
+            free(old);
+            return -1;
+        }
+        delta = tagg_crc_delta(tagg_crc64(0, old, (size_t)n), tagg_crc64(0, buf, (size_t)n), off % S, n, S);
+        free(old);
+    }
     for (uint64_t done = 0; done < n;) {
         ssize_t got = pwrite(fd, buf + done, n - done, (off_t)(local + done));
         if (got < 0 && errno == EINTR)
@@ -807,11 +884,8 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
         }
         done += (uint64_t)got;
     }
-    /* the note: a whole stripe brings its checksum, anything else re-reads it at close */
-    int      full = off % S == 0 && n == S;
-    uint64_t crc  = full ? tagg_crc64(0, buf, (size_t)n) : 0;
     pthread_mutex_lock(&s->mu);
-    int rc = tagg_notes_put(&s->written, 2 * j + (uint64_t)sp, full ? NOTE_FULL : NOTE_DIRTY, crc);
+    int rc = tagg_notes_write(&s->written, 2 * j + (uint64_t)sp, full, crc, delta);
     pthread_mutex_unlock(&s->mu);
     if (rc < 0)
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (noting written stripes)");
@@ -922,6 +996,35 @@ static int cut_file(int fd, const char *path, uint64_t size, const char *what)
     return rc < 0 ? -1 : 0;
 }
 
+/* Read-write open of a closed file: the stripe holding a new end (space sp,
+ * slot at `slot` in the file at path) loses its bytes past the end; the
+ * change that makes to its padded CRC form goes into this rank's notes. */
+static int note_cut(tagg_file_t *f, int fd, const char *path, int sp, uint64_t size, uint64_t slot)
+{
+    sub_t   *s = sub_of(f);
+    uint64_t S = s->ix.stripe, at = size % S, t = S - at;
+    int      own = fd < 0, rc = 0;
+    char     err[ERRLEN];
+    if (!s->base_on || !at)
+        return 0;
+    if (!vbuf_of(s))
+        return -1;
+    if (own && (fd = tagg_sf_open(path, O_RDONLY, err, sizeof err)) < 0)
+        return TAGG_ERR(TAGG_E_IO, "cannot set the size: %s", err), -1;
+    if (tagg_sf_pread_upto(fd, s->vbuf, (size_t)t, slot + at, UINT64_MAX) < 0)
+        rc = -1, TAGG_ERR(TAGG_E_IO, "reading the end of '%s' before cutting it: %s", path, strerror(errno));
+    else {
+        uint64_t d = tagg_crc_delta(tagg_crc64(0, s->vbuf, (size_t)t), tagg_crc_zeros(t), at, t, S);
+        pthread_mutex_lock(&s->mu);
+        if (tagg_notes_write(&s->written, 2 * (size / S) + (uint64_t)sp, 0, 0, d) < 0)
+            rc = -1, TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (own)
+        close(fd);
+    return rc;
+}
+
 /* Collective: subfile k is cut or extended by its keeper (the metadata file
  * by rank 0). Notes of stripes past the new end go; the stripe holding the
  * end is re-read at close. */
@@ -934,7 +1037,10 @@ static int sub_set_size(tagg_file_t *f, uint64_t size)
         if (keeper(f, s, k) != f->rank)
             continue;
         uint64_t want = tagg_sf_subfile_size(size, S, s->ix.count, k);
-        if (cut_file(s->fd[k], s->paths[k], want, "subfile") < 0)
+        if (k == (size / S) % s->ix.count &&
+            note_cut(f, s->fd[k], s->paths[k], 0, size, (size / S / s->ix.count) * S) < 0)
+            rc = -1;
+        else if (cut_file(s->fd[k], s->paths[k], want, "subfile") < 0)
             rc = -1;
     }
     /* the metadata file is only ever cut: extending it would make a sparse copy
@@ -942,10 +1048,13 @@ static int sub_set_size(tagg_file_t *f, uint64_t size)
     uint64_t msize = 0;
     if (s->ix.nvr && f->rank == 0 && meta_size(f, &msize) < 0)
         rc = -1;
-    else if (s->ix.nvr && f->rank == 0 && msize > size && cut_file(s->meta_fd, s->meta_path, size, "the metadata file") < 0)
+    else if (s->ix.nvr && f->rank == 0 && msize > size &&
+             (note_cut(f, s->meta_fd, s->meta_path, 1, size, size - size % S) < 0 ||
+              cut_file(s->meta_fd, s->meta_path, size, "the metadata file") < 0))
         rc = -1;
     pthread_mutex_lock(&s->mu);
     tagg_notes_cut(&s->written, size / S + (size % S != 0));
+    tagg_notes_cut(&s->checked, size / S + (size % S != 0));
     if (f->rank == 0 && size % S &&
         (tagg_notes_put(&s->written, 2 * (size / S), NOTE_DIRTY, 0) < 0 ||
          (s->ix.nvr && tagg_notes_put(&s->written, 2 * (size / S) + 1, NOTE_DIRTY, 0) < 0)))
@@ -974,77 +1083,136 @@ static int sub_sync(tagg_file_t *f)
 
 /* ------------------------------------------------------------ close: the final index */
 
-static int cmp_u64x3(const void *a, const void *b)
+enum { NOTE_WORDS = 4 }; /* a gathered note: key, state, crc, delta */
+
+/* By key; a key's writes before its suspects. */
+static int cmp_note(const void *a, const void *b)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    const uint64_t *x = a, *y = b;
+    int             sx = NOTE_KIND(x[1]) == NOTE_SUSPECT, sy = NOTE_KIND(y[1]) == NOTE_SUSPECT;
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : sx - sy;
 }
 
-static int add_dirty(uint64_t **dirty, uint64_t *nd, uint64_t *dcap, uint64_t key)
+/* What close learns from the merged notes (rank 0). */
+typedef struct {
+    tagg_sf_stripe_t *out[2]; /* records final now (both spaces) */
+    uint64_t          nout[2];
+    uint64_t         *dirty; /* keys of stripes to read back */
+    uint64_t         *expect; /* [nd] the padded form each must have (read-write opens of closed files) */
+    uint8_t          *chk;    /* [nd] expect[] applies */
+    uint64_t          nd, dcap;
+    uint64_t          nsuspect, suspect; /* stripes read unlike their base that nobody wrote; the first key */
+} merged_t;
+
+static int add_dirty(merged_t *m, uint64_t key, int chk, uint64_t expect)
 {
-    if (*nd == *dcap) {
-        uint64_t  c = *dcap ? 2 * *dcap : 64;
-        uint64_t *t = realloc(*dirty, (size_t)c * sizeof *t);
-        if (!t)
+    if (m->nd == m->dcap) {
+        uint64_t  c  = m->dcap ? 2 * m->dcap : 64;
+        uint64_t *t  = realloc(m->dirty, (size_t)c * sizeof *t);
+        uint64_t *e  = t ? realloc(m->expect, (size_t)c * sizeof *e) : NULL;
+        uint8_t  *ck = e ? realloc(m->chk, (size_t)c) : NULL;
+        if (t)
+            m->dirty = t;
+        if (e)
+            m->expect = e;
+        if (!ck)
             return -1;
-        *dirty = t, *dcap = c;
+        m->chk = ck, m->dcap = c;
     }
-    (*dirty)[(*nd)++] = key;
+    m->expect[m->nd] = expect, m->chk[m->nd] = (uint8_t)chk;
+    m->dirty[m->nd++] = key;
     return 0;
 }
 
-static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, tagg_sf_stripe_t *out[2], uint64_t nout[2],
-                       uint64_t **dirty, uint64_t *nd)
+/* Is key noted as written (binary search over the sorted notes)? */
+static int noted(const uint64_t *notes, uint64_t nn, uint64_t key)
 {
-    uint64_t S = s->ix.stripe, dcap = 0, top = L / S + (L % S != 0);
-    qsort(notes, (size_t)nn, 3 * sizeof *notes, cmp_u64x3);
+    uint64_t lo = 0, hi = nn;
+    while (lo < hi) {
+        uint64_t mid = (lo + hi) / 2;
+        if (notes[NOTE_WORDS * mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < nn && notes[NOTE_WORDS * lo] == key && NOTE_KIND(notes[NOTE_WORDS * lo + 1]) != NOTE_SUSPECT;
+}
+
+static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, merged_t *m)
+{
+    uint64_t S = s->ix.stripe, top = L / S + (L % S != 0);
+    qsort(notes, (size_t)nn, NOTE_WORDS * sizeof *notes, cmp_note);
     for (int sp = 0; sp < 2; sp++) { /* untouched stripes keep their record (wholly below every cut) */
         const tagg_sf_stripe_t *old  = sp ? s->ix.mst : s->ix.st;
         uint64_t                nold = sp ? s->ix.nmst : s->ix.nst;
         for (uint64_t i = 0; i < nold; i++) {
             uint64_t j = old[i].j, key = 2 * j + (uint64_t)sp;
-            if (j >= top || (s->cut != UINT64_MAX && (j + 1) * S > s->cut))
-                continue;
-            /* noted by some rank? (binary search over the sorted triples) */
-            uint64_t lo = 0, hi = nn;
-            while (lo < hi) {
-                uint64_t mid = (lo + hi) / 2;
-                if (notes[3 * mid] < key)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo < nn && notes[3 * lo] == key)
+            if (j >= top || (s->cut != UINT64_MAX && (j + 1) * S > s->cut) || noted(notes, nn, key))
                 continue;
             /* the old last stripe, partial then, is longer now: its record no longer covers it */
             if (tagg_sf_stripe_len(s->ix.logical_size, S, j) != tagg_sf_stripe_len(L, S, j)) {
-                if (add_dirty(dirty, nd, &dcap, key) < 0)
+                if (add_dirty(m, key, s->base_on, s->base_on ? base_form(s, sp, j) : 0) < 0)
                     return -1;
                 continue;
             }
-            if (tagg_sf_stripe_append(&out[sp], &nout[sp], j, old[i].crc) < 0)
+            if (tagg_sf_stripe_append(&m->out[sp], &m->nout[sp], j, old[i].crc) < 0)
                 return -1;
         }
     }
     for (uint64_t i = 0; i < nn;) {
-        uint64_t key = notes[3 * i], e = i;
-        int      dirty_ = 0;
-        while (e < nn && notes[3 * e] == key)
-            dirty_ |= notes[3 * e + 1] != NOTE_FULL, e++;
-        dirty_ |= e - i > 1; /* several ranks wrote it: their order is unknown */
-        uint64_t j = key / 2;
+        uint64_t key = notes[NOTE_WORDS * i], e = i, writers = 0, dx = 0;
+        int      dirty_ = 0, hadfull = 0, suspect = 0;
+        for (; e < nn && notes[NOTE_WORDS * e] == key; e++) {
+            uint64_t st = notes[NOTE_WORDS * e + 1];
+            if (NOTE_KIND(st) == NOTE_SUSPECT) {
+                suspect = 1;
+                continue;
+            }
+            writers++;
+            dirty_ |= NOTE_KIND(st) != NOTE_FULL;
+            hadfull |= (st & NOTE_HADFULL) != 0;
+            dx ^= notes[NOTE_WORDS * e + 3];
+        }
+        dirty_ |= writers > 1; /* several ranks wrote it: their order is unknown */
+        uint64_t j  = key / 2;
         int      sp = (int)(key % 2);
-        if (j < top) {
+        if (!writers) { /* read unlike its base, and nobody changed it: damage */
+            if (suspect && !m->nsuspect++)
+                m->suspect = key;
+        }
+        else if (j < top) {
             if (dirty_) {
-                if (add_dirty(dirty, nd, &dcap, key) < 0)
+                int chk = s->base_on && !hadfull;
+                if (add_dirty(m, key, chk, chk ? base_form(s, sp, j) ^ dx : 0) < 0)
                     return -1;
             }
-            else if (tagg_sf_stripe_append(&out[sp], &nout[sp], j, notes[3 * i + 2]) < 0)
+            else if (tagg_sf_stripe_append(&m->out[sp], &m->nout[sp], j, notes[NOTE_WORDS * i + 2]) < 0)
                 return -1;
         }
         i = e;
     }
     return 0;
+}
+
+/* The message of a close that found damage (rank 0): stripes changed outside
+ * this open, seen by its reads or under its partial writes. */
+static void damage_msg(tagg_file_t *f, uint64_t nbad, uint64_t bad, uint64_t nsus, uint64_t sus, char *err)
+{
+    sub_t   *s   = sub_of(f);
+    uint64_t key = nbad ? bad : sus, j = key / 2;
+    char     where[600];
+    if (key % 2)
+        snprintf(where, sizeof where, "the metadata file '%s', stripe %llu", s->meta_path, (unsigned long long)j);
+    else
+        snprintf(where, sizeof where, "subfile %u '%s', stripe %llu", (unsigned)(j % s->ix.count),
+                 s->paths[j % s->ix.count], (unsigned long long)j);
+    snprintf(err, ERRLEN,
+             "CHECKSUM MISMATCH found at close of '%s': %llu stripe(s) did not hold what the index recorded when this "
+             "read-write open began (damaged or changed outside tagg; first: %s). %s The index keeps checksums that "
+             "fail every later read of them; see tagg-fuse --check",
+             f->path, (unsigned long long)(nbad + nsus), where,
+             nsus ? "Reads of them in this open returned those bytes unverified." :
+                    "This open's partial writes to them were applied over the damaged bytes.");
 }
 
 /* Collective, writers only: the subfile sizes (stat by their keepers), the
@@ -1059,12 +1227,13 @@ static int write_index(tagg_file_t *f, int want_final)
     size_t           n = (size_t)N + 1; /* the last: the metadata file */
     uint64_t        *mine = calloc(n, sizeof *mine), *all = calloc(n, sizeof *all);
     uint64_t        *notes = NULL, *allnotes = NULL, *dirty = NULL, nd = 0, *res = NULL, *allres = NULL;
-    tagg_sf_stripe_t *out[2] = {NULL, NULL};
-    uint64_t         nout[2] = {0, 0};
+    uint64_t         nbad = 0, bad = 0;
+    merged_t         mg;
     int             *counts = NULL, *displs = NULL, *rfd = NULL;
     char             err[ERRLEN] = "", *text = NULL;
     int              rc = mine && all ? 0 : -1, code;
     size_t           tlen = 0;
+    memset(&mg, 0, sizeof mg);
     if (rc < 0)
         snprintf(err, sizeof err, "out of memory");
     for (uint32_t k = 0; rc == 0 && k < N; k++)
@@ -1086,15 +1255,23 @@ static int write_index(tagg_file_t *f, int want_final)
     if (s->ix.nvr)
         L = all[N] > L ? all[N] : L;
 
-    /* the notes, to rank 0 */
-    int m = (int)s->written.n * 3, nn = 0;
+    /* the notes (writes, and reads that did not match their base), to rank 0 */
+    size_t nsus = 0;
+    for (size_t i = 0; i < s->checked.cap; i++)
+        nsus += s->checked.key[i] && NOTE_KIND(s->checked.state[i]) == NOTE_SUSPECT;
+    int m = (int)((s->written.n + nsus) * NOTE_WORDS), nn = 0;
     notes = malloc(((size_t)m + 1) * sizeof *notes);
     if (f->rank == 0 && (!(counts = malloc((size_t)f->size * sizeof *counts)) ||
                          !(displs = malloc((size_t)f->size * sizeof *displs))))
         rc = -1;
-    for (size_t i = 0, w = 0; notes && i < s->written.cap; i++)
+    size_t w = 0;
+    for (size_t i = 0; notes && i < s->written.cap; i++)
         if (s->written.key[i])
-            notes[w++] = s->written.key[i] - 1, notes[w++] = s->written.state[i], notes[w++] = s->written.crc[i];
+            notes[w++] = s->written.key[i] - 1, notes[w++] = s->written.state[i], notes[w++] = s->written.crc[i],
+            notes[w++] = s->written.delta[i];
+    for (size_t i = 0; notes && i < s->checked.cap; i++)
+        if (s->checked.key[i] && NOTE_KIND(s->checked.state[i]) == NOTE_SUSPECT)
+            notes[w++] = s->checked.key[i] - 1, notes[w++] = NOTE_SUSPECT, notes[w++] = 0, notes[w++] = 0;
     if (tagg_agree(f->comm, notes && rc == 0 ? 0 : -1, "gathering the stripe notes") < 0) {
         rc = -1;
         goto done;
@@ -1113,8 +1290,9 @@ static int write_index(tagg_file_t *f, int want_final)
         rc = -1;
         goto done;
     }
-    if (f->rank == 0 && merge_notes(s, allnotes, (uint64_t)nn / 3, L, out, nout, &dirty, &nd) < 0)
+    if (f->rank == 0 && merge_notes(s, allnotes, (uint64_t)nn / NOTE_WORDS, L, &mg) < 0)
         rc = -1, snprintf(err, sizeof err, "out of memory");
+    dirty = mg.dirty, nd = mg.nd, mg.dirty = NULL;
     if (agree_msg(f, rc, err, "merging the stripe notes") < 0)
         goto done;
 
@@ -1173,12 +1351,22 @@ static int write_index(tagg_file_t *f, int want_final)
         goto done;
     }
 
-    /* rank 0: the final index */
+    /* rank 0: the final index; a re-read stripe that is not its base plus
+     * this open's changes keeps the checksum it should have */
     if (f->rank == 0) {
-        for (uint64_t i = 0; rc == 0 && i < nd; i++)
-            if (allres[2 * i + 1] &&
-                tagg_sf_stripe_append(&out[dirty[i] % 2], &nout[dirty[i] % 2], dirty[i] / 2, allres[2 * i]) < 0)
+        tagg_sf_stripe_t **out = mg.out;
+        uint64_t          *nout = mg.nout;
+        for (uint64_t i = 0; rc == 0 && i < nd; i++) {
+            uint64_t j = dirty[i] / 2, len = tagg_sf_stripe_len(L, S, j);
+            uint64_t crc = allres[2 * i + 1] ? allres[2 * i] : tagg_crc_zeros(len);
+            int      sp = (int)(dirty[i] % 2), damaged = mg.chk[i] && tagg_crc_pad(crc, len, S) != mg.expect[i];
+            if (damaged && !nbad++)
+                bad = dirty[i];
+            if (damaged)
+                crc = tagg_crc_unpad(mg.expect[i], len, S);
+            if ((allres[2 * i + 1] || damaged) && tagg_sf_stripe_append(&out[sp], &nout[sp], j, crc) < 0)
                 rc = -1;
+        }
         tagg_sf_stripes_sort(out[0], nout[0]);
         tagg_sf_stripes_sort(out[1], nout[1]);
         free(s->ix.st), free(s->ix.mst);
@@ -1196,6 +1384,8 @@ static int write_index(tagg_file_t *f, int want_final)
             rc = -1;
         else if (want_final && tagg_sf_index_format(&s->ix, &text, &tlen) < 0)
             snprintf(err, sizeof err, "out of memory"), rc = -1;
+        else if (nbad || mg.nsuspect)
+            damage_msg(f, nbad, bad, mg.nsuspect, mg.suspect, err), rc = -1;
     }
     if (agree_msg(f, rc, err, "writing the subfile index") < 0)
         goto done;
@@ -1220,7 +1410,7 @@ static int write_index(tagg_file_t *f, int want_final)
     }
 done:
     free(mine), free(all), free(notes), free(allnotes), free(dirty), free(res), free(allres), free(rfd);
-    free(counts), free(displs), free(out[0]), free(out[1]), free(text);
+    free(counts), free(displs), free(mg.out[0]), free(mg.out[1]), free(mg.expect), free(mg.chk), free(mg.dirty), free(text);
     return rc;
 }
 

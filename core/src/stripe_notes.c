@@ -24,9 +24,10 @@ static int notes_grow(notes_t *m)
     g.cap     = m->cap ? 2 * m->cap : 64;
     g.key     = calloc(g.cap, sizeof *g.key);
     g.crc     = malloc(g.cap * sizeof *g.crc);
+    g.delta   = malloc(g.cap * sizeof *g.delta);
     g.state   = malloc(g.cap);
-    if (!g.key || !g.crc || !g.state) {
-        free(g.key), free(g.crc), free(g.state);
+    if (!g.key || !g.crc || !g.delta || !g.state) {
+        tagg_notes_free(&g);
         return -1;
     }
     for (size_t i = 0; i < m->cap; i++)
@@ -34,25 +35,61 @@ static int notes_grow(notes_t *m)
             size_t j   = notes_slot(&g, m->key[i] - 1);
             g.key[j]   = m->key[i];
             g.crc[j]   = m->crc[i];
+            g.delta[j] = m->delta[i];
             g.state[j] = m->state[i];
         }
     g.n = m->n;
-    free(m->key), free(m->crc), free(m->state);
+    tagg_notes_free(m);
     *m = g;
+    return 0;
+}
+
+void tagg_notes_free(notes_t *m)
+{
+    free(m->key), free(m->crc), free(m->delta), free(m->state);
+    m->key = m->crc = m->delta = NULL, m->state = NULL, m->cap = m->n = 0;
+}
+
+/* The slot of key, made when new. */
+static int slot_for(notes_t *m, uint64_t key, size_t *at)
+{
+    if ((m->n + 1) * 4 > m->cap * 3 && notes_grow(m) < 0)
+        return -1;
+    size_t i = notes_slot(m, key);
+    if (!m->key[i])
+        m->key[i] = key + 1, m->n++, m->state[i] = 0, m->crc[i] = 0, m->delta[i] = 0;
+    *at = i;
     return 0;
 }
 
 /* Sets key's note (the last event wins). 0 or -1 (out of memory). */
 int tagg_notes_put(notes_t *m, uint64_t key, int state, uint64_t crc)
 {
-    if ((m->n + 1) * 4 > m->cap * 3 && notes_grow(m) < 0)
+    size_t i;
+    if (slot_for(m, key, &i) < 0)
         return -1;
-    size_t i = notes_slot(m, key);
-    if (!m->key[i])
-        m->key[i] = key + 1, m->n++;
-    m->state[i] = (uint8_t)state;
+    m->state[i] = (uint8_t)((m->state[i] & ~7) | state);
     m->crc[i]   = crc;
     return 0;
+}
+
+int tagg_notes_write(notes_t *m, uint64_t key, int full, uint64_t crc, uint64_t delta)
+{
+    size_t i;
+    if (slot_for(m, key, &i) < 0)
+        return -1;
+    m->state[i] = (uint8_t)((m->state[i] & ~7) | (full ? NOTE_FULL | NOTE_HADFULL : NOTE_DIRTY));
+    m->crc[i]   = full ? crc : 0;
+    m->delta[i] ^= delta;
+    return 0;
+}
+
+uint64_t tagg_notes_delta(const notes_t *m, uint64_t key)
+{
+    if (!m->cap)
+        return 0;
+    size_t i = notes_slot(m, key);
+    return m->key[i] ? m->delta[i] : 0;
 }
 
 int tagg_notes_get(const notes_t *m, uint64_t key)
@@ -71,16 +108,20 @@ void tagg_notes_cut(notes_t *m, uint64_t j0)
     notes_t keep = {0};
     int     ok   = 1;
     for (size_t i = 0; i < m->cap && ok; i++)
-        if (m->key[i] && (m->key[i] - 1) / 2 < j0)
-            ok = tagg_notes_put(&keep, m->key[i] - 1, m->state[i], m->crc[i]) == 0;
-    if (!ok) { /* out of memory: mark everything left dirty instead (safe: re-read at close) */
+        if (m->key[i] && (m->key[i] - 1) / 2 < j0) {
+            size_t at;
+            if (!(ok = slot_for(&keep, m->key[i] - 1, &at) == 0))
+                break;
+            keep.state[at] = m->state[i], keep.crc[at] = m->crc[i], keep.delta[at] = m->delta[i];
+        }
+    if (!ok) { /* out of memory: mark everything left dirty, as if written whole before (safe: re-read at close, unchecked) */
         for (size_t i = 0; i < m->cap; i++)
             if (m->key[i])
-                m->state[i] = NOTE_DIRTY;
-        free(keep.key), free(keep.crc), free(keep.state);
+                m->state[i] = NOTE_DIRTY | NOTE_HADFULL;
+        tagg_notes_free(&keep);
         return;
     }
-    free(m->key), free(m->crc), free(m->state);
+    tagg_notes_free(m);
     *m = keep;
 }
 

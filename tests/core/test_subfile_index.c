@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crc_shift.h"
 #include "sf_path.h"
 #include "stripe_notes.h"
 #include "subfile_index.h"
@@ -488,7 +489,74 @@ static void test_notes(void **state)
     tagg_notes_cut(&m, 100); /* keys 2*j + space: stripes below 100 are keys below 200 */
     for (uint64_t k = 0; k < 70000; k += 7)
         assert_int_equal(tagg_notes_get(&m, k) != 0, k < 200);
-    free(m.key), free(m.crc), free(m.state);
+    tagg_notes_free(&m);
+}
+
+/* The CRC algebra behind rewrite checks: padded forms, their inverse, and
+ * changes from partial rewrites adding up in any order to the CRC of the
+ * stripe that results, against tagg_crc64 over the bytes themselves. */
+static void test_crc_shift(void **state)
+{
+    (void)state;
+    enum { S = 4096 };
+    static unsigned char a[S], b[S], z[S];
+    unsigned             seed = 7;
+    for (int i = 0; i < S; i++)
+        a[i] = (unsigned char)(seed = seed * 1103515245u + 12345u) >> 16;
+    assert_true(tagg_crc_zeros(S) == tagg_crc64(0, z, S));
+    assert_true(tagg_crc_zeros(0) == 0);
+    for (uint64_t len = 0; len <= S; len += 511) {
+        uint64_t c = tagg_crc64(0, a, (size_t)len);
+        memcpy(b, a, (size_t)len), memset(b + len, 0, (size_t)(S - len));
+        /* padded form of a len-byte block = that of the block with zeros to S */
+        assert_true(tagg_crc_pad(c, len, S) == tagg_crc_pad(tagg_crc64(0, b, S), S, S));
+        assert_true(tagg_crc_unpad(tagg_crc_pad(c, len, S), len, S) == c);
+    }
+    /* a stripe rewritten piece by piece, in shuffled order, some pieces twice */
+    for (int round = 0; round < 50; round++) {
+        uint64_t len  = round % 3 ? S : 1 + (seed = seed * 1103515245u + 12345u) % S; /* short last stripes too */
+        uint64_t form = tagg_crc_pad(tagg_crc64(0, a, (size_t)len), len, S), delta = 0;
+        memcpy(b, a, (size_t)len), memset(b + len, 0, (size_t)(S - len));
+        for (int p = 0; p < 20; p++) {
+            uint64_t at = (seed = seed * 1103515245u + 12345u) % S, n = 1 + (seed = seed * 1103515245u + 12345u) % (S - at);
+            unsigned char nw[S];
+            for (uint64_t i = 0; i < n; i++)
+                nw[i] = (unsigned char)(seed = seed * 1103515245u + 12345u) >> 20;
+            delta ^= tagg_crc_delta(tagg_crc64(0, b + at, (size_t)n), tagg_crc64(0, nw, (size_t)n), at, n, S);
+            memcpy(b + at, nw, (size_t)n);
+            if (at + n > len)
+                len = at + n;
+        }
+        assert_true(tagg_crc_pad(tagg_crc64(0, b, (size_t)len), len, S) == (form ^ delta));
+        /* one flipped byte outside the rewrites is seen */
+        b[len - 1] ^= 1;
+        assert_true(tagg_crc_pad(tagg_crc64(0, b, (size_t)len), len, S) != (form ^ delta));
+    }
+}
+
+/* Notes of writes: deltas add, a whole write leaves its flag, cuts keep both below the cut. */
+static void test_notes_write(void **state)
+{
+    (void)state;
+    notes_t m = {0};
+    for (uint64_t k = 0; k < 3000; k++) {
+        assert_int_equal(tagg_notes_write(&m, k, 0, 0, k * 3), 0);
+        assert_int_equal(tagg_notes_write(&m, k, 0, 0, k * 5), 0);
+    }
+    assert_int_equal(tagg_notes_write(&m, 8, 1, 99, 0), 0);
+    assert_int_equal(tagg_notes_write(&m, 8, 0, 0, 1), 0);
+    assert_int_equal(tagg_notes_get(&m, 8), NOTE_DIRTY | NOTE_HADFULL);
+    assert_int_equal(tagg_notes_get(&m, 9), NOTE_DIRTY);
+    assert_true(tagg_notes_delta(&m, 9) == ((9 * 3) ^ (9 * 5)));
+    assert_true(tagg_notes_delta(&m, 8) == ((8 * 3) ^ (8 * 5) ^ 1));
+    assert_int_equal(tagg_notes_put(&m, 9, NOTE_SUSPECT, 0), 0);
+    assert_int_equal(NOTE_KIND(tagg_notes_get(&m, 9)), NOTE_SUSPECT);
+    assert_true(tagg_notes_delta(&m, 9) == ((9 * 3) ^ (9 * 5)));
+    tagg_notes_cut(&m, 10);
+    assert_int_equal(m.n, 20);
+    assert_true(tagg_notes_delta(&m, 19) == ((19 * 3) ^ (19 * 5)));
+    assert_int_equal(tagg_notes_get(&m, 20), 0);
+    tagg_notes_free(&m);
 }
 
 int main(void)
@@ -503,6 +571,8 @@ int main(void)
         cmocka_unit_test(test_stripes),
         cmocka_unit_test(test_safe_open),
         cmocka_unit_test(test_notes),
+        cmocka_unit_test(test_crc_shift),
+        cmocka_unit_test(test_notes_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

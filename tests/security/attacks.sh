@@ -157,6 +157,29 @@ TAGG_FAULT="nvr_write:rank=1" h5 o.out "layout=subfiles;destination=nvr;nvr_dir=
 grep -aq "^state open$" crash.h5 && ok "7: a writer that failed left 'state open'" || bad "7: index after a failed write: $(grep -a '^state' crash.h5)"
 h5 o.out "" read crash.h5 4096; refused "7: reading the failed writer's file" o.out $? "state open"
 
+# --- 6 in read-write opens: damage is never blessed by a rewrite, nor read unnoticed
+# flip LOGICAL_ADDRESS FILE: one byte of FILE's subfiles (stripe 4096, 2 subfiles) changed
+flip() {
+  local a=$1 j=$(($1 / 4096)); local k=$((j % 2)) local=$(((j / 2) * 4096 + $1 % 4096))
+  local v=$(od -A n -t u1 -j $local -N 1 "$2.tagg.$k""of2" | tr -d ' ')
+  printf "\\$(printf %o $(((v ^ 0x55) & 255)))" | dd of="$2.tagg.$k""of2" bs=1 seek=$local conv=notrunc status=none
+}
+h5 o.out "$SF" write x.h5 4096 >/dev/null
+h5 o.out "" where x.h5 && A=$(sed -n 's/^address //p' o.out) || { bad "where: $(tail -3 o.out)"; A=0; }
+flip $((A + 8)) x.h5   # d[2], in the stripe of d[0]
+h5 o.out "" poke x.h5; refused "6 (r+): a partial rewrite of a damaged stripe" o.out $? "CHECKSUM MISMATCH found at close of '.*x.h5': 1 stripe\(s\).*partial writes to them were applied over the damaged bytes"
+h5 o.out "" read x.h5 4096; refused "6 (r+): the damage stays visible after that close" o.out $? "CHECKSUM MISMATCH subfile"
+h5 o.out "$SF" write x.h5 4096 >/dev/null
+flip $((A + 4 * 4095)) x.h5   # d's last element
+h5 o.out "" rwread x.h5 4096; refused "6 (r+): a read of a damaged stripe in a read-write open" o.out $? "CHECKSUM MISMATCH found at close.*Reads of them in this open returned those bytes unverified"
+h5 o.out "" read x.h5 4096; refused "6 (r+): ... and the damage stays visible" o.out $? "CHECKSUM MISMATCH subfile"
+h5 o.out "$SF" write x.h5 4096 >/dev/null
+flip $((A + 4 * 4095)) x.h5
+h5 o.out "" append x.h5 5000; refused "6 (r+): the file grows past a damaged last stripe" o.out $? "CHECKSUM MISMATCH found at close"
+h5 o.out "$SF" write x.h5 4096 >/dev/null
+h5 o.out "" poke x.h5 && h5 o.out "" rwread x.h5 4096 && h5 o.out "" read x.h5 4096 && grep -q "rank 1: ok read" o.out \
+  && ok "6 (r+): intact file: a partial rewrite and a read-write read pass, and read back verified" || { bad "6 (r+): intact file"; tail -8 o.out; }
+
 # --- checksums stay right across read-write opens: rewrite in place, then grow the file
 h5 o.out "$SF" write x.h5 4096 >/dev/null
 h5 o.out "" rw x.h5 4096 && h5 o.out "" append x.h5 5000 && h5 o.out "" read x.h5 4096 && grep -q "rank 1: ok read" o.out \

@@ -5,6 +5,9 @@
  *   h5_attack read   FILE N   open read-only, read "d" collectively, check d[i] = i
  *   h5_attack rw     FILE N   open read-write, write d[i] = i + 1, close
  *   h5_attack append FILE N   open read-write, add dataset "e" of N int32 (the file grows), close
+ *   h5_attack where  FILE     print "address A" of dataset "d" (rank 0)
+ *   h5_attack poke   FILE     open read-write, rank 0 writes d[0] = 1 (one element, independent), close
+ *   h5_attack rwread FILE N   open read-write, read "d" collectively and check it, close
  *   h5_attack delete FILE     H5Fdelete
  *   h5_attack sparse FILE     create a 2^33 x 15 float32 contiguous dataset (480 GiB of
  *                             address space), write nothing, close; reopen read-only and
@@ -105,6 +108,52 @@ done:
     return rc;
 }
 
+/* where / poke / rwread: small read-write opens for the rewrite checks */
+static int small_op(const char *op, const char *path, hsize_t n)
+{
+    hid_t fa = fapl(), f, d = -1;
+    int   rc = -1;
+    int   rw = strcmp(op, "where") != 0;
+    if ((f = H5Fopen(path, rw ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fa)) < 0 || (d = H5Dopen2(f, "d", H5P_DEFAULT)) < 0)
+        goto done;
+    if (!strcmp(op, "where")) {
+        haddr_t a = H5Dget_offset(d);
+        if (rank == 0)
+            printf("address %llu\n", (unsigned long long)a);
+        rc = a == HADDR_UNDEF ? -1 : 0;
+    }
+    else if (!strcmp(op, "poke")) {
+        hid_t   fs = H5Dget_space(d), ms;
+        hsize_t one = 1, zero = 0;
+        int32_t v = 1;
+        ms = H5Screate_simple(1, &one, NULL);
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, &zero, NULL, &one, NULL);
+        rc = rank != 0 || H5Dwrite(d, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, &v) >= 0 ? 0 : -1;
+        H5Sclose(ms), H5Sclose(fs);
+    }
+    else {
+        hid_t    x   = coll();
+        int32_t *buf = malloc(n * sizeof *buf);
+        if (H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, x, buf) >= 0) {
+            rc = 0;
+            for (hsize_t i = 0; i < n; i++)
+                if (buf[i] != (int32_t)i && buf[i] != (int32_t)i + 1) {
+                    printf("rank %d: WRONG DATA at %llu: %d\n", rank, (unsigned long long)i, buf[i]);
+                    break;
+                }
+        }
+        free(buf);
+        H5Pclose(x);
+    }
+done:
+    if (d >= 0)
+        H5Dclose(d);
+    if (f >= 0 && H5Fclose(f) < 0)
+        rc = -1;
+    H5Pclose(fa);
+    return rc;
+}
+
 static int sparse(const char *path)
 {
     hsize_t dims[2] = {(hsize_t)1 << 33, 15};
@@ -162,7 +211,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc < 3) {
         if (rank == 0)
-            fprintf(stderr, "usage: %s write|read|rw|delete|sparse FILE [N]\n", argv[0]);
+            fprintf(stderr, "usage: %s write|read|rw|append|where|poke|rwread|delete|sparse FILE [N]\n", argv[0]);
         MPI_Finalize();
         return 2;
     }
@@ -177,6 +226,8 @@ int main(int argc, char **argv)
         rc = write_d(path, n, 0, 0, "e");
     else if (!strcmp(op, "read"))
         rc = read_d(path, n);
+    else if (!strcmp(op, "where") || !strcmp(op, "poke") || !strcmp(op, "rwread"))
+        rc = small_op(op, path, n);
     else if (!strcmp(op, "delete")) {
         hid_t fa = fapl();
         rc       = H5Fdelete(path, fa) < 0 ? -1 : 0;

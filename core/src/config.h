@@ -156,7 +156,8 @@ typedef enum { TAGG_DRAIN_NONE = 0, TAGG_DRAIN_CLOSE = 1, TAGG_DRAIN_COUNT_ } ta
     X(verify, BOOL, int, NULL, "1", 0, 1, NULL,                                                          \
       "layout=subfiles: a read-only open checks each stripe against its CRC-64 in the index the first "    \
       "time a rank reads it (the whole stored stripe is read for that); a mismatch is an error naming the " \
-      "subfile and stripe. 0 = no check (README: What tagg trusts and what it refuses)")                   \
+      "subfile and stripe. A read-write open checks rewritten and read stripes against the index at close, " \
+      "and fails it on damage. 0 = no check (README: What tagg trusts and what it refuses)")               \
     X(salvage, BOOL, int, NULL, "0", 0, 1, NULL,                                                         \
       "layout=subfiles: allow a read-only open of a file whose index says `state open` (its writer crashed " \
       "or failed; refused otherwise), without checksum checks, to save what it holds")                     \

@@ -134,6 +134,41 @@ def test_links_fifo_damage_state_open(tmp_path, outside):
     assert r.stdout.startswith("OPENED %d" % (4095 * 4096 // 2)), r.stdout
 
 
+POKE = """
+import h5py, sys
+try:
+    with h5py.File({path!r}, "r+") as f:
+        f["d"][0] = 7
+    print("CLOSED")
+except (OSError, RuntimeError) as e:
+    print("REFUSED", e)
+"""
+
+
+def test_rewrite_over_damage(tmp_path):
+    """A partial rewrite in an 'r+' open must not bless a damaged stripe: the
+    close fails with the stripe named, and later reads still fail."""
+    cfg = "layout=subfiles;stripe_size=4K;subfiles=2"
+    assert "WROTE" in run_py(WRITE.format(path="x.h5"), tmp_path, config=cfg).stdout
+    # the intact file takes the same rewrite and reads back verified
+    r = run_py(POKE.format(path="x.h5"), tmp_path)
+    assert "CLOSED" in r.stdout, (r.stdout, r.stderr)
+    r = run_py(OPEN.format(path="x.h5", mode="r"), tmp_path)
+    assert r.stdout.startswith("OPENED %d" % (4095 * 4096 // 2 + 7)), r.stdout
+    # d[1] damaged in the stripe that d[0] is rewritten in
+    where = "import h5py\nwith h5py.File('x.h5','r') as f: print(f['d'].id.get_offset())"
+    addr = int(run_py(where, tmp_path).stdout.split()[-1]) + 4
+    j = addr // 4096
+    sub = tmp_path / ("x.h5.tagg.%dof2" % (j % 2))
+    data = bytearray(sub.read_bytes())
+    data[(j // 2) * 4096 + addr % 4096] ^= 0x21
+    sub.write_bytes(bytes(data))
+    r = run_py(POKE.format(path="x.h5"), tmp_path)
+    assert "REFUSED" in r.stdout and "CHECKSUM MISMATCH found at close" in r.stdout, (r.stdout, r.stderr)
+    r = run_py(OPEN.format(path="x.h5", mode="r"), tmp_path)
+    assert "CHECKSUM MISMATCH subfile %d" % (j % 2) in r.stdout + r.stderr, (r.stdout, r.stderr)
+
+
 def test_planted_link_before_create(tmp_path, outside):
     keep = outside.read_bytes()
     (tmp_path / "new.h5.tagg.0of1").symlink_to(outside)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BATCH 8 /* jobs of one file a worker runs in a row before it looks at the others */
@@ -87,7 +88,7 @@ static int run(job_t *j, char *msg, size_t len)
     /* tests: a slow worker, so that a tiny pool fills whatever the machine's load */
     const char *delay = getenv("TAGG_FAULT_ASYNC_DELAY_MS");
     if (delay && atoi(delay) > 0)
-        usleep((useconds_t)atoi(delay) * 1000u);
+        nanosleep(&(struct timespec){.tv_sec = atoi(delay) / 1000, .tv_nsec = (long)(atoi(delay) % 1000) * 1000000L}, NULL);
 #endif
     if (j->fail[0]) {
         TAGG_ERR(TAGG_E_NOMEM, "%s", j->fail);

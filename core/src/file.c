@@ -131,72 +131,184 @@ static int local_size(tagg_file_t *f, uint64_t *size)
     return f->rank == 0 || f->size_everywhere ? f->store_ops->get_size(f, size) : 0;
 }
 
-tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg)
+/* FNV-1a of the configuration strings (NULL and "" differ), in 0..2^62: every
+ * rank's hash rides in the open's first reduction, as h and -h under MPI_MAX,
+ * so all learn at once whether every rank holds rank 0's strings. */
+static int64_t hash_strings(const char *env, const char *str)
+{
+    uint64_t    h = 1469598103934665603ull;
+    const char *s[2] = {env, str};
+    for (int i = 0; i < 2; i++) {
+        h = (h ^ (s[i] ? 1u : 2u)) * 1099511628211ull;
+        for (const char *p = s[i]; p && *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    }
+    return (int64_t)(h >> 2);
+}
+
+/* Rank 0's string, on every rank (NULL stays NULL). Collective, agreed: -1 on
+ * every rank when any rank could not allocate. */
+static int bcast_string(MPI_Comm comm, int rank, const char *s, char **out)
+{
+    long long len = rank == 0 ? (s ? (long long)strlen(s) : -1) : 0;
+    *out          = NULL;
+    if (MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, comm) != MPI_SUCCESS)
+        return tagg_agree(comm, -1, "broadcasting the configuration");
+    if (len < 0)
+        return 0;
+    char *buf = malloc((size_t)len + 1);
+    if (!buf)
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+    if (tagg_agree(comm, buf ? 0 : -1, "allocating the configuration string") < 0) {
+        free(buf);
+        return -1;
+    }
+    if (rank == 0)
+        memcpy(buf, s, (size_t)len + 1);
+    MPI_Bcast(buf, (int)len + 1, MPI_CHAR, 0, comm);
+    *out = buf;
+    return 0;
+}
+
+/* The configuration from rank 0's strings, on every rank (the slow path of an
+ * open where the ranks' strings differ, and of a delete). Collective; a failure
+ * is every rank's (the strings are the same, allocation failures are agreed). */
+int tagg_config_from_rank0(MPI_Comm comm, const char *env, const char *str, tagg_config_t *cfg)
+{
+    int   rank, rc = -1;
+    char *env_all = NULL, *str_all = NULL, err[512];
+    MPI_Comm_rank(comm, &rank);
+    if (bcast_string(comm, rank, env, &env_all) == 0 && bcast_string(comm, rank, str, &str_all) == 0) {
+        int built = tagg_config_build(cfg, env_all, str_all, err, sizeof err); /* cleared on failure */
+        if (built < 0)
+            TAGG_ERR(TAGG_E_CONFIG, "%s", err);
+        rc = tagg_agree(comm, built, "building the configuration");
+        if (rc < 0 && built == 0)
+            tagg_config_clear(cfg);
+    }
+    free(env_all), free(str_all);
+    return rc;
+}
+
+/* Collective. comm is the file's (taken over: freed with the file, or here on
+ * failure). The configuration is cfg when given, else built from env and str
+ * (the TAGG_* environment and the driver's configuration string): rank 0's
+ * strings count, and when every rank holds the same (the usual case) each rank
+ * builds it from its own, so nothing is broadcast. local_rc < 0: this rank
+ * failed before (an error pushed); the open fails on every rank.
+ *
+ * Synchronisation: ONE MPI_Allreduce before the store's open settles whether
+ * every rank is ready (set-up, configuration, the backend's local open), whether
+ * the strings are the same everywhere, the layout rank 0 finds in an existing
+ * file and the POSIX precondition (ENOENT / EEXIST, so HDF5's tentative open of
+ * a file that does not exist yet costs that one reduction); the store's open;
+ * ONE MPI_Allreduce agreeing on it and bringing the file size. */
+static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg,
+                              const char *env, const char *str, int local_rc)
 {
     double       t_open = MPI_Wtime();
     tagg_file_t *f      = calloc(1, sizeof *f);
-    int          rc     = 0, code;
-    if (!f)
-        return NULL; /* cannot agree without memory for the struct; other ranks fail in the agreement below */
-    f->comm = MPI_COMM_NULL;
-    f->info = MPI_INFO_NULL;
-    if ((code = MPI_Comm_dup(comm, &f->comm)) != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Comm_dup", code);
-        f->comm = MPI_COMM_NULL;
-        file_free(f);
-        return NULL;
-    }
-    MPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(f->comm, &f->rank);
-    MPI_Comm_size(f->comm, &f->size);
-    if (info != MPI_INFO_NULL && (code = MPI_Info_dup(info, &f->info)) != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Info_dup", code);
-        rc = -1;
-    }
-    /* HDF5 asks parallel drivers for an info object and rejects MPI_INFO_NULL. */
-    if (info == MPI_INFO_NULL && (code = MPI_Info_create(&f->info)) != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Info_create", code);
-        rc = -1;
-    }
-    if (!(f->path = strdup(path)) || tagg_config_copy(&f->cfg, cfg) < 0) {
+    int          rank, nprocs, rc = local_rc < 0 ? -1 : 0, cfg_rc = 0, code, have_cfg = 0, brc = -1;
+    char         err[512];
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &nprocs);
+    if (!f) {
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         rc = -1;
     }
-    /* One reduction settles the set-up: whether every rank is ready (max of
-     * failing rank + 1), and, without TRUNC, the layout rank 0 found in an
-     * existing file (a property of the file, not of the configuration). */
-    int64_t in[3] = {rc < 0 ? f->rank + 1 : 0, 0, 0}, out[3];
-    if (!(flags & TAGG_OPEN_TRUNC) && f->rank == 0 && rc == 0)
-        in[1] = probe_layout(path) + 1; /* 0: absent or unreadable */
-    if (f->rank == 0 && rc == 0)
-        in[2] = open_precondition(path, flags);
-    if ((code = MPI_Allreduce(in, out, 3, MPI_INT64_T, MPI_MAX, f->comm)) != MPI_SUCCESS) {
+    else {
+        f->comm = comm, f->rank = rank, f->size = nprocs, f->info = MPI_INFO_NULL;
+        if (info != MPI_INFO_NULL && (code = MPI_Info_dup(info, &f->info)) != MPI_SUCCESS) {
+            TAGG_ERR_MPI("MPI_Info_dup", code);
+            f->info = MPI_INFO_NULL, rc = -1;
+        }
+        /* HDF5 asks parallel drivers for an info object and rejects MPI_INFO_NULL. */
+        if (info == MPI_INFO_NULL && (code = MPI_Info_create(&f->info)) != MPI_SUCCESS) {
+            TAGG_ERR_MPI("MPI_Info_create", code);
+            f->info = MPI_INFO_NULL, rc = -1;
+        }
+        if (!(f->path = strdup(path))) {
+            TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+            rc = -1;
+        }
+        if (cfg) {
+            if (tagg_config_copy(&f->cfg, cfg) < 0) {
+                TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+                rc = -1;
+            }
+            else
+                have_cfg = 1;
+        }
+        else if (tagg_config_build(&f->cfg, env, str, err, sizeof err) < 0) {
+            TAGG_ERR(TAGG_E_CONFIG, "%s", err);
+            cfg_rc = -1;
+        }
+        else
+            have_cfg = 1;
+        if (have_cfg) /* tagg_config_build leaves a failed configuration cleared */
+            f->ops = backends[f->cfg.backend];
+        /* the backend's open is local (a topology file, tier files) */
+        if (have_cfg && rc == 0 && (brc = f->ops->open(f)) < 0)
+            rc = -1;
+    }
+    int64_t h     = cfg ? 0 : hash_strings(env, str);
+    int64_t in[6] = {rc < 0 ? rank + 1 : 0, cfg_rc < 0 ? rank + 1 : 0, 0, 0, h, -h}, out[6];
+    if (!(flags & TAGG_OPEN_TRUNC) && rank == 0)
+        in[2] = probe_layout(path) + 1; /* 0: absent or unreadable */
+    if (rank == 0)
+        in[3] = open_precondition(path, flags);
+    if ((code = MPI_Allreduce(in, out, 6, MPI_INT64_T, MPI_MAX, comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (tagg open)", code);
-        out[0] = f->rank + 1;
+        out[0] = rank + 1, rc = -1;
     }
-    if (out[0]) {
-        if (rc == 0 && code == MPI_SUCCESS)
+    int same = out[4] == -out[5];
+    if (!f || out[0] || (same && out[1]) || (same && out[3])) {
+        if (rc == 0 && out[0])
             TAGG_ERR(TAGG_E_IO, "tagg open (set-up) failed on rank %d (see that rank's error stack)", (int)out[0] - 1);
-        file_free(f);
+        else if (rc == 0 && cfg_rc == 0 && out[1])
+            TAGG_ERR(TAGG_E_CONFIG, "tagg configuration failed on rank %d (see that rank's error stack)",
+                     (int)out[1] - 1);
+        else if (!out[0] && !out[1] && out[3])
+            /* the wording of HDF5's POSIX drivers, which applications parse (h5py
+             * raises FileNotFoundError / FileExistsError from "errno = N,") */
+            TAGG_ERR(TAGG_E_IO, "unable to open file: name = '%s', errno = %d, error message = '%s'", path,
+                     (int)out[3], strerror((int)out[3]));
+        if (f && brc == 0)
+            f->ops->close(f);
+        if (f)
+            file_free(f);
+        else
+            MPI_Comm_free(&comm);
         return NULL;
     }
-    if (out[2]) {
-        /* the wording of HDF5's POSIX drivers, which applications parse (h5py
-         * raises FileNotFoundError / FileExistsError from "errno = N,") */
-        TAGG_ERR(TAGG_E_IO, "unable to open file: name = '%s', errno = %d, error message = '%s'", path,
-                 (int)out[2], strerror((int)out[2]));
-        file_free(f);
-        return NULL;
+    if (!same) {
+        /* The ranks' strings differ: rank 0's count (slow path, agreed). */
+        if (brc == 0)
+            f->ops->close(f);
+        if (have_cfg)
+            tagg_config_clear(&f->cfg);
+        brc = -1;
+        if (tagg_config_from_rank0(f->comm, env, str, &f->cfg) < 0) {
+            file_free(f);
+            return NULL;
+        }
+        if (out[3]) {
+            TAGG_ERR(TAGG_E_IO, "unable to open file: name = '%s', errno = %d, error message = '%s'", path,
+                     (int)out[3], strerror((int)out[3]));
+            file_free(f);
+            return NULL;
+        }
+        f->ops = backends[f->cfg.backend];
+        brc    = f->ops->open(f); /* its failure rides in the reduction after the store's open */
     }
-    if (out[1])
-        f->cfg.layout = (int)out[1] - 1;
+    if (out[2])
+        f->cfg.layout = (int)out[2] - 1;
     f->flags     = flags;
-    f->ops       = backends[f->cfg.backend];
     f->store_ops = stores[f->cfg.layout];
 
-    /* The backend's open is local (a topology file, tier files); the store's is
-     * collective. One reduction agrees on both and brings rank 0's file size. */
-    int brc = f->ops->open(f);
+    /* The store's open is collective. One reduction agrees on it (and on the
+     * backend's open of the slow path) and brings rank 0's file size. */
     int src = f->store_ops->open(f, flags);
     rc      = brc < 0 || src < 0 ? -1 : 0;
     uint64_t size = 0;
@@ -242,6 +354,23 @@ fail:
     f->store_ops->close(f);
     file_free(f);
     return NULL;
+}
+
+tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg)
+{
+    MPI_Comm dup = MPI_COMM_NULL;
+    int      code = MPI_Comm_dup(comm, &dup);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Comm_dup", code);
+        return NULL;
+    }
+    return file_open(path, flags, dup, info, cfg, NULL, NULL, 0);
+}
+
+tagg_file_t *tagg_file_open_config(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info, const char *env,
+                                   const char *str, int local_rc)
+{
+    return file_open(path, flags, comm, info, NULL, env, str, local_rc);
 }
 
 int tagg_file_get_size(tagg_file_t *f, uint64_t *size)

@@ -69,10 +69,51 @@ int tagg_file_delete(const char *path, MPI_Comm comm, MPI_Info info, const tagg_
     return stores[detect_layout(path, comm, cfg->layout)]->del(path, comm, info, cfg);
 }
 
-static void stats_reduce(const tagg_file_t *f, tagg_stats_t *total)
+/* The close's one reduction: element 0 the lowest failing rank (UINT64_MAX
+ * when none failed), the others the statistics, summed. */
+#define NSTATS (sizeof(tagg_stats_t) / sizeof(uint64_t))
+static void close_op(void *in, void *inout, int *len, MPI_Datatype *type)
 {
-    MPI_Reduce(&f->stats, total, (int)(sizeof(tagg_stats_t) / sizeof(uint64_t)), MPI_UINT64_T, MPI_SUM, 0,
-               f->comm);
+    const uint64_t *a = in;
+    uint64_t       *b = inout;
+    (void)type;
+    for (int i = 0; i < *len; i += (int)(1 + NSTATS)) {
+        b[i] = a[i] < b[i] ? a[i] : b[i];
+        for (size_t k = 1; k <= NSTATS; k++)
+            b[i + (int)k] += a[i + (int)k];
+    }
+}
+
+/* Collective: agrees on local_rc and sums the statistics into total, in one
+ * MPI_Allreduce (a user-defined operation made once per process). 0, or -1 on
+ * every rank, with the lowest failing rank named on the others' stacks. */
+static int close_reduce(tagg_file_t *f, int local_rc, tagg_stats_t *total)
+{
+    static MPI_Op op = MPI_OP_NULL;
+    uint64_t      in[1 + NSTATS], out[1 + NSTATS];
+    int           code = MPI_SUCCESS;
+    if (op == MPI_OP_NULL && (code = MPI_Op_create(close_op, 1, &op)) != MPI_SUCCESS)
+        op = MPI_OP_NULL;
+    in[0] = local_rc < 0 ? (uint64_t)f->rank : UINT64_MAX;
+    memcpy(in + 1, &f->stats, sizeof f->stats);
+    /* an element is one (rank, stats...) record: a contiguous type keeps it whole */
+    MPI_Datatype rec = MPI_DATATYPE_NULL;
+    if (code == MPI_SUCCESS && (code = MPI_Type_contiguous((int)(1 + NSTATS), MPI_UINT64_T, &rec)) == MPI_SUCCESS &&
+        (code = MPI_Type_commit(&rec)) == MPI_SUCCESS)
+        code = MPI_Allreduce(in, out, 1, rec, op, f->comm);
+    if (rec != MPI_DATATYPE_NULL)
+        MPI_Type_free(&rec);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Allreduce (closing the file)", code);
+        memset(total, 0, sizeof *total);
+        return -1;
+    }
+    memcpy(total, out + 1, sizeof *total);
+    if (out[0] == UINT64_MAX)
+        return 0;
+    if (local_rc >= 0)
+        TAGG_ERR(TAGG_E_IO, "closing the file failed on rank %d (see that rank's error stack)", (int)out[0]);
+    return -1;
 }
 
 int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, size_t len)
@@ -421,6 +462,36 @@ int tagg_file_sync(tagg_file_t *f)
     return tagg_agree(f->comm, f->store_ops->sync(f), "syncing the file");
 }
 
+/* Rank 0: the summary line of a file that moved data, printed (verbose >= 1)
+ * and appended to summary= (-1 when that failed, error pushed). HDF5 opens
+ * files tentatively (to probe them) and closes them without I/O: those opens
+ * print nothing. */
+static int print_summary(tagg_file_t *f, const tagg_stats_t *total)
+{
+    uint64_t moved = total->bytes[0][0] + total->bytes[0][1] + total->bytes[1][0] + total->bytes[1][1];
+    int      rc    = 0;
+    if (!moved || (f->cfg.verbose < 1 && !(f->cfg.summary && *f->cfg.summary)))
+        return 0;
+    char line[1024];
+    tagg_summary_format(f, total, line, sizeof line);
+    if (f->cfg.verbose >= 1) {
+        printf("%s\n", line);
+        fflush(stdout);
+    }
+    if (f->cfg.summary && *f->cfg.summary) {
+        FILE *out = fopen(f->cfg.summary, "a");
+        if (!out) {
+            TAGG_ERR(TAGG_E_IO, "cannot append the summary to '%s'", f->cfg.summary);
+            rc = -1;
+        }
+        else {
+            fprintf(out, "%s\n", line);
+            fclose(out);
+        }
+    }
+    return rc;
+}
+
 int tagg_file_close(tagg_file_t *f)
 {
     int          rc = 0;
@@ -432,33 +503,24 @@ int tagg_file_close(tagg_file_t *f)
     }
     if (rc == 0 && f->cfg.fsync && (f->flags & TAGG_OPEN_RDWR)) /* nothing to sync in a read-only file */
         rc = tagg_file_sync(f);
-    memset(&total, 0, sizeof total);
-    stats_reduce(f, &total);
-    /* HDF5 opens files tentatively (to probe them) and closes them without I/O:
-     * those opens print nothing. */
-    uint64_t moved = total.bytes[0][0] + total.bytes[0][1] + total.bytes[1][0] + total.bytes[1][1];
-    if (f->rank == 0 && moved && (f->cfg.verbose >= 1 || (f->cfg.summary && *f->cfg.summary))) {
-        char line[1024];
-        tagg_summary_format(f, &total, line, sizeof line);
-        if (f->cfg.verbose >= 1) {
-            printf("%s\n", line);
-            fflush(stdout);
-        }
-        if (f->cfg.summary && *f->cfg.summary) {
-            FILE *out = fopen(f->cfg.summary, "a");
-            if (!out) {
-                TAGG_ERR(TAGG_E_IO, "cannot append the summary to '%s'", f->cfg.summary);
-                rc = -1;
-            }
-            else {
-                fprintf(out, "%s\n", line);
-                fclose(out);
-            }
-        }
+    /* With summary= the summary file's failure must fail the close on every
+     * rank: the statistics come first, by their own reduction. */
+    int to_file = f->cfg.summary && *f->cfg.summary;
+    if (to_file) {
+        memset(&total, 0, sizeof total);
+        MPI_Reduce(&f->stats, &total, (int)NSTATS, MPI_UINT64_T, MPI_SUM, 0, f->comm);
+        if (f->rank == 0 && print_summary(f, &total) < 0)
+            rc = -1;
     }
-    int brc = f->ops->close(f);
+    /* The store closes (collectively), then ONE reduction agrees on the close
+     * and sums the statistics for the summary line; the backend's close is
+     * local (a private window's collective free is no agreement). */
     int src = f->store_ops->close(f);
-    rc      = tagg_agree(f->comm, (rc < 0 || brc < 0 || src < 0) ? -1 : 0, "closing the file");
+    rc      = close_reduce(f, (rc < 0 || src < 0) ? -1 : 0, &total);
+    if (!to_file && f->rank == 0)
+        print_summary(f, &total);
+    if (f->ops->close(f) < 0)
+        rc = -1;
     if (f->cfg.verbose >= 2 && f->rank == 0) {
         printf("tagg: close file=%s (%.6f s)\n", f->path, MPI_Wtime() - t_close);
         fflush(stdout);

@@ -299,6 +299,13 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
         in[2] = probe_layout(path) + 1; /* 0: absent or unreadable */
     if (rank == 0)
         in[3] = open_precondition(path, flags);
+    /* A create over an existing plain file: rank 0 truncates it here, so the
+     * store's open finds it empty (no collective MPI_File_set_size and its
+     * agreement after the open); a failure rides in the reduction. Subfiled
+     * files keep the store's own truncation (every subfile goes). */
+    if (rank == 0 && !in[3] && rc == 0 && have_cfg && (flags & TAGG_OPEN_TRUNC) &&
+        f->cfg.layout == TAGG_LAYOUT_SHARED && probe_layout(path) == TAGG_LAYOUT_SHARED && truncate(path, 0) != 0)
+        in[3] = errno ? errno : EIO;
     if ((code = MPI_Allreduce(in, out, 6, MPI_INT64_T, MPI_MAX, comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (tagg open)", code);
         out[0] = rank + 1, rc = -1;
@@ -438,20 +445,36 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size)
     uint64_t cur;
     if (f->async && tagg_async_drain(f, true) < 0)
         return -1;
-    /* Every rank's earlier writes are done before rank 0 looks at the size. */
-    int code = MPI_Barrier(f->comm);
-    if (code != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Barrier", code);
-        return -1;
+    if (f->store_ops == stores[TAGG_LAYOUT_SHARED]) {
+        /* One file that tagg alone writes: its size is what the open found
+         * or the last set_size made, grown by the writes every rank made
+         * since. One reduction, which also orders every rank's earlier writes
+         * before a change of size (no barrier, no rank asking the storage). */
+        int64_t mine = (int64_t)(f->written_end > f->eof ? f->written_end : f->eof), all = 0;
+        int     code = MPI_Allreduce(&mine, &all, 1, MPI_INT64_T, MPI_MAX, f->comm);
+        if (code != MPI_SUCCESS) {
+            TAGG_ERR_MPI("MPI_Allreduce (file size)", code);
+            return -1;
+        }
+        cur = (uint64_t)all;
     }
-    if (tagg_file_get_size(f, &cur) < 0)
-        return -1;
+    else {
+        /* Subfiles: the stores know their sizes; every rank's earlier writes
+         * are done before they are asked. */
+        int code = MPI_Barrier(f->comm);
+        if (code != MPI_SUCCESS) {
+            TAGG_ERR_MPI("MPI_Barrier", code);
+            return -1;
+        }
+        if (tagg_file_get_size(f, &cur) < 0)
+            return -1;
+    }
     if (cur != size) {
         int rc = f->store_ops->set_size(f, size);
         if (tagg_agree(f->comm, rc, "setting the file size") < 0)
             return -1;
     }
-    f->eof = size;
+    f->eof = size, f->written_end = 0;
     return 0;
 }
 
@@ -533,6 +556,9 @@ void tagg_file_set_atomic(tagg_file_t *f, int flag) { f->atomic = flag != 0; }
 
 int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
 {
+    for (size_t i = 0; i < x->n; i++) /* the file's size at the next set_size */
+        if (x->v[i].len && x->v[i].off + x->v[i].len > f->written_end)
+            f->written_end = x->v[i].off + x->v[i].len;
     if (f->async && f->atomic) {
         /* atomic mode: what is staged lands first, this write goes straight through */
         if (tagg_async_drain(f, collective) < 0)

@@ -63,6 +63,7 @@ struct tagg_file {
     const tagg_store_ops_t   *store_ops;
     void                     *store; /* the layout's own state */
     uint64_t                  eof;     /* file size all ranks agree on (open, set_size) */
+    uint64_t                  written_end; /* end of the highest byte this rank handed to tagg_io_write */
     unsigned                  flags;   /* TAGG_OPEN_* the file was opened with */
     tagg_stats_t              stats;
     tagg_async_t             *async;          /* asynchronous mode, NULL when synchronous */

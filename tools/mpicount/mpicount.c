@@ -6,7 +6,8 @@
  *
  * In a program that calls HDF5 it also attributes every counted call to the
  * HDF5 call it happened in (H5Fcreate, H5Fopen, the first H5Dwrite after an
- * open and the later ones, H5Fclose ...: the outermost of the calls wrapped
+ * open and the later ones, H5Fclose ...; H5Fcreate of a path that does not
+ * exist yet apart from one over an existing file, which HDF5 opens first: the outermost of the calls wrapped
  * below, which forward to HDF5 through dlsym(RTLD_NEXT)) and to the library
  * that made it (hdf5, tagg's plugins, the MPI library itself, the program),
  * and prints one line per HDF5 call kind with the synchronising calls per
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum {
 #define C(name, sync) K_##name,
@@ -40,8 +42,8 @@ static const int is_sync[K_N] = {
 static double calls[K_N], secs[K_N];
 
 /* ---- phases: the HDF5 call a counted MPI call happened in */
-enum { P_OTHER, P_FCREATE, P_FOPEN, P_DCREATE, P_DOPEN, P_DWRITE1, P_DWRITE, P_DREAD1, P_DREAD, P_DCLOSE, P_FCLOSE, P_N };
-static const char *const phase_names[P_N] = {"outside-HDF5", "H5Fcreate",      "H5Fopen",         "H5Dcreate",
+enum { P_OTHER, P_FCREATE, P_FCREATE_OLD, P_FOPEN, P_DCREATE, P_DOPEN, P_DWRITE1, P_DWRITE, P_DREAD1, P_DREAD, P_DCLOSE, P_FCLOSE, P_N };
+static const char *const phase_names[P_N] = {"outside-HDF5", "H5Fcreate(new)", "H5Fcreate(existing)", "H5Fopen",         "H5Dcreate",
                                              "H5Dopen",      "H5Dwrite(first)", "H5Dwrite(later)", "H5Dread(first)",
                                              "H5Dread(later)", "H5Dclose",     "H5Fclose"};
 enum { W_HDF5, W_TAGG, W_MPI, W_APP, W_N };
@@ -181,7 +183,8 @@ static void leave(int outer, int p)
         leave(outer, p);                                                                                              \
         return r_;                                                                                                    \
     }
-H5WRAP(hid_, H5Fcreate, (const char *n, unsigned fl, hid_ fcpl, hid_ fapl), (n, fl, fcpl, fapl), P_FCREATE,
+H5WRAP(hid_, H5Fcreate, (const char *n, unsigned fl, hid_ fcpl, hid_ fapl), (n, fl, fcpl, fapl),
+       access(n, F_OK) == 0 ? P_FCREATE_OLD : P_FCREATE,
        (wrote_since_open = read_since_open = 0))
 H5WRAP(hid_, H5Fopen, (const char *n, unsigned fl, hid_ fapl), (n, fl, fapl), P_FOPEN,
        (wrote_since_open = read_since_open = 0))

@@ -554,11 +554,18 @@ int tagg_file_close(tagg_file_t *f)
 
 void tagg_file_set_atomic(tagg_file_t *f, int flag) { f->atomic = flag != 0; }
 
-int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
+/* The end of x's highest extent (before the call: x may be reordered). */
+static uint64_t extents_end(const tagg_extents_t *x)
 {
-    for (size_t i = 0; i < x->n; i++) /* the file's size at the next set_size */
-        if (x->v[i].len && x->v[i].off + x->v[i].len > f->written_end)
-            f->written_end = x->v[i].off + x->v[i].len;
+    uint64_t end = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->v[i].len && x->v[i].off + x->v[i].len > end)
+            end = x->v[i].off + x->v[i].len;
+    return end;
+}
+
+static int io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
+{
     if (f->async && f->atomic) {
         /* atomic mode: what is staged lands first, this write goes straight through */
         if (tagg_async_drain(f, collective) < 0)
@@ -568,6 +575,18 @@ int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool coll
     if (f->async)
         return tagg_async_write(f, x, kind, collective);
     return tagg_io_exec(f, x, kind, collective, TAGG_WRITE, 0);
+}
+
+int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
+{
+    uint64_t end = extents_end(x);
+    int      rc  = io_write(f, x, kind, collective);
+    /* The file's size at the next set_size: only what was written (a failed
+     * write may have left the file shorter; a staged write that fails later
+     * fails the drain before set_size). */
+    if (rc == 0 && end > f->written_end)
+        f->written_end = end;
+    return rc;
 }
 
 int tagg_io_read(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)

@@ -13,9 +13,10 @@
  *                   rank's pieces and, for an aggregator, its coverage (from
  *                   the rows, or by an exchange when a rank's runs are irregular);
  *   engine_tier.c   resources, once per communicator (cached across files):
- *                   which node each rank is on, each node's tier (one
- *                   MPI_Allgather of node key and tier figures, the choice
- *                   computed by every rank alike), and the aggregation buffers
+ *                   which node each rank is on, each node's tier (node key
+ *                   and tier figures ride in the describe gather of a file's
+ *                   first call, the choice computed by every rank alike), and
+ *                   the aggregation buffers
  *                   (one MPI_Win_create) when a call first aggregates;
  *   engine_move.c   the round loop (Algorithm 1): producers MPI_Put (write) or
  *                   MPI_Get (read) round k+1 while aggregators write or read

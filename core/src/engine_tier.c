@@ -4,11 +4,13 @@
  *
  * Made once per communicator (backend_tapioca.c caches them across files), as
  * cheaply as MPI allows:
- *   1. tagg_engine_machine: every rank measures what its node offers in each
- *      tier of the model's table (tier ops: free memory, memkind, statvfs of
- *      the NVR directory, capped by the table and hbm_capacity / dram_capacity
- *      / nvr_capacity) and hashes its host name; ONE MPI_Allgather of these
- *      rows gives every rank the node of every rank (no MPI_Comm_split_type)
+ *   1. tagg_engine_machine_row: every rank measures what its node offers in
+ *      each tier of the model's table (tier ops: free memory, memkind, statvfs
+ *      of the NVR directory, capped by the table and hbm_capacity /
+ *      dram_capacity / nvr_capacity) and hashes its host name; these rows ride
+ *      in the describe gather of the file's first call (engine_plan.c: no
+ *      gather of their own), and tagg_engine_machine makes of them the node of
+ *      every rank (no MPI_Comm_split_type)
  *      and each node's figures (those of its first rank). Every rank then
  *      computes every node's tier alike: forced by aggr_tier (an error when
  *      unavailable or lacking the persistency), or the model's choice

@@ -227,7 +227,7 @@ static void engine_free(tagg_engine_t *e)
 {
     if (!e)
         return;
-    free(e->rows), free(e->req), free(e->prev_rows), free(e->res_key), free(e->machine_rows);
+    free(e->rows), free(e->req), free(e->prev_rows), free(e->res_key);
     tagg_call_plan_free(&e->prev_plan);
     tagg_tune_free(e->tune);
     if (e->res && --e->res->users == 0 && !e->res->cached)
@@ -279,10 +279,9 @@ static int tapioca_open(tagg_file_t *f)
     }
     tagg_engine_probe_tiers(f, e);
     e->rows      = malloc((size_t)f->size * sizeof *e->rows);
-    e->machine_rows = malloc((size_t)f->size * tagg_engine_machine_row_size());
     e->req       = malloc((size_t)f->size * sizeof *e->req);
     e->prev_rows = malloc((size_t)f->size * sizeof *e->prev_rows);
-    if (!e->rows || !e->req || !e->prev_rows || !e->machine_rows) {
+    if (!e->rows || !e->req || !e->prev_rows) {
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         engine_free(e);
         return -1;

@@ -13,9 +13,10 @@
  *                   rank's pieces and, for an aggregator, its coverage (from
  *                   the rows, or by an exchange when a rank's runs are irregular);
  *   engine_tier.c   resources, once per communicator (cached across files):
- *                   which node each rank is on, each node's tier (one
- *                   MPI_Allgather of node key and tier figures, the choice
- *                   computed by every rank alike), and the aggregation buffers
+ *                   which node each rank is on, each node's tier (node key
+ *                   and tier figures ride in the describe gather of a file's
+ *                   first call, the choice computed by every rank alike), and
+ *                   the aggregation buffers
  *                   (one MPI_Win_create) when a call first aggregates;
  *   engine_move.c   the round loop (Algorithm 1): producers MPI_Put (write) or
  *                   MPI_Get (read) round k+1 while aggregators write or read
@@ -57,7 +58,6 @@ typedef struct tagg_engine {
      * requests, and the last aggregated call's requests and plan, reused when
      * a call has the same shape */
     struct tagg_engine_row *rows;
-    struct tagg_engine_mrow *machine_rows; /* [size] rows of the machine step (engine_tier.c), made at open */
     tagg_req_desc_t  *req;
     tagg_req_desc_t  *prev_rows;
     tagg_call_plan_t  prev_plan;
@@ -101,15 +101,30 @@ typedef struct tagg_call {
  * callbacks registered with MPI that run in MPI_Finalize). */
 void tagg_engine_pin_library(void);
 
+/* What a rank's node offers for the aggregation buffers, and its node (the
+ * machine step, engine_tier.c). */
+typedef struct tagg_engine_mrow {
+    uint64_t key;      /* hash of the host name */
+    uint32_t usable;   /* tiers available here (bit per tier index) */
+    uint32_t emulated; /* of which emulated */
+    uint64_t capacity[TAGG_MAX_TIERS];
+    int32_t  failed;   /* rank + 1 when this rank failed (forced tier unusable) */
+    int32_t  pad;
+} tagg_engine_mrow_t;
+
 /* engine_plan.c. Collective (one MPI_Allgather): this rank's row (the resource
- * key hash riding in it) and every rank's, into e->rows. Returns 0, or -1 on
- * every rank with an error pushed. */
+ * key hash riding in it) and every rank's, into e->rows. At a file's first
+ * call (e->res NULL: no resources yet, the same on every rank) the rows carry
+ * the machine step's row too (filled by tagg_engine_machine_row), so making
+ * the resources needs no gather of its own; later calls gather the rows
+ * without it. Returns 0, or -1 on every rank with an error pushed. */
 struct tagg_engine_row {
     tagg_req_desc_t req;
     uint64_t        res_hash; /* hash of the cached resources' key, 0: none */
     uint32_t        res_flags; /* TAGG_RES_* */
     uint32_t        fs_kind;   /* the rank's view of the file system (record.h) */
     uint64_t        tune_sum;  /* checksum of the rank's tuning model, 0: none */
+    tagg_engine_mrow_t machine; /* last: gathered only at a file's first call */
 };
 typedef struct tagg_engine_row tagg_engine_row_t;
 #define TAGG_RES_WORLD 1u /* the file's communicator is congruent to MPI_COMM_WORLD (cache usable) */
@@ -139,7 +154,7 @@ void tagg_engine_record(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, 
 /* engine_tune.c. Local, at open: loads tuning= (an error pushed: the caller agrees). */
 int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e);
 
-/* engine_tier.c. Collective (one MPI_Allgather): which node each rank is on and
+/* engine_tier.c: which node each rank is on and
  * each node's tier (forced by aggr_tier, or the model's choice under capacity
  * and persistency). Fills r_topo (when e->topo is NULL) and r_node_tier.
  * Returns 0, or -1 on every rank with an error pushed. */
@@ -153,7 +168,11 @@ typedef struct tagg_engine_node {
  * so that what is slow to ask (memkind's first answer) is asked before the
  * first collective call, once per process. */
 void tagg_engine_probe_tiers(const tagg_file_t *f, const tagg_engine_t *e);
-size_t tagg_engine_machine_row_size(void);
+/* engine_tier.c. Local: this rank's machine row (its node, what the node
+ * offers, a forced tier's failure), for the describe gather. */
+void tagg_engine_machine_row(tagg_file_t *f, tagg_engine_t *e, tagg_engine_mrow_t *row);
+/* engine_tier.c. Local on the rows gathered at the file's first call (each
+ * rank's machine row in e->rows[r].machine). */
 int tagg_engine_machine(tagg_file_t *f, tagg_engine_t *e, tagg_topology_t **r_topo, tagg_engine_node_t **r_nodes,
                         int **r_node_tier);
 /* engine_tier.c. Collective: the aggregation buffers of every rank in its

@@ -17,6 +17,7 @@
 #include "error.h"
 
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 void tagg_engine_call_free(tagg_call_t *c)
@@ -74,7 +75,23 @@ int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t 
     describe_row(x, &mine.req);
     mine.res_hash = res_hash, mine.res_flags = res_flags;
     mine.fs_kind = (uint32_t)e->fs_kind, mine.tune_sum = e->tune_sum;
-    int code = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, e->rows, (int)sizeof mine, MPI_BYTE, f->comm);
+    /* the machine row only while the file has no resources (its first calls) */
+    int          with_machine = e->res == NULL;
+    int          n            = with_machine ? (int)sizeof mine : (int)offsetof(tagg_engine_row_t, machine);
+    MPI_Datatype row = MPI_DATATYPE_NULL, bytes = MPI_DATATYPE_NULL;
+    if (with_machine)
+        tagg_engine_machine_row(f, e, &mine.machine);
+    int code = MPI_Type_contiguous(n, MPI_BYTE, &bytes);
+    if (code == MPI_SUCCESS)
+        code = MPI_Type_create_resized(bytes, 0, (MPI_Aint)sizeof mine, &row);
+    if (code == MPI_SUCCESS)
+        code = MPI_Type_commit(&row);
+    if (code == MPI_SUCCESS)
+        code = MPI_Allgather(&mine, n, MPI_BYTE, e->rows, 1, row, f->comm);
+    if (bytes != MPI_DATATYPE_NULL)
+        MPI_Type_free(&bytes);
+    if (row != MPI_DATATYPE_NULL)
+        MPI_Type_free(&row);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allgather (describe)", code);
         return -1; /* collective: MPI fails it on every rank */

@@ -4,11 +4,13 @@
  *
  * Made once per communicator (backend_tapioca.c caches them across files), as
  * cheaply as MPI allows:
- *   1. tagg_engine_machine: every rank measures what its node offers in each
- *      tier of the model's table (tier ops: free memory, memkind, statvfs of
- *      the NVR directory, capped by the table and hbm_capacity / dram_capacity
- *      / nvr_capacity) and hashes its host name; ONE MPI_Allgather of these
- *      rows gives every rank the node of every rank (no MPI_Comm_split_type)
+ *   1. tagg_engine_machine_row: every rank measures what its node offers in
+ *      each tier of the model's table (tier ops: free memory, memkind, statvfs
+ *      of the NVR directory, capped by the table and hbm_capacity /
+ *      dram_capacity / nvr_capacity) and hashes its host name; these rows ride
+ *      in the describe gather of the file's first call (engine_plan.c: no
+ *      gather of their own), and tagg_engine_machine makes of them the node of
+ *      every rank (no MPI_Comm_split_type)
  *      and each node's figures (those of its first rank). Every rank then
  *      computes every node's tier alike: forced by aggr_tier (an error when
  *      unavailable or lacking the persistency), or the model's choice
@@ -37,16 +39,7 @@
 #define GENERIC_LATENCY 1e-6
 #define GENERIC_BANDWIDTH 10e9
 
-typedef struct tagg_engine_mrow {
-    uint64_t key;      /* hash of the host name */
-    uint32_t usable;   /* tiers available here (bit per tier index) */
-    uint32_t emulated; /* of which emulated */
-    uint64_t capacity[TAGG_MAX_TIERS];
-    int32_t  failed;   /* rank + 1 when this rank failed (forced tier unusable) */
-    int32_t  pad;
-} node_row_t;
-
-size_t tagg_engine_machine_row_size(void) { return sizeof(node_row_t); }
+typedef tagg_engine_mrow_t node_row_t;
 
 static uint64_t cap_of(const tagg_config_t *cfg, tagg_tier_kind_t k)
 {
@@ -152,33 +145,32 @@ static int choose_all(tagg_file_t *f, tagg_engine_t *e, const tagg_engine_node_t
     return 0;
 }
 
+void tagg_engine_machine_row(tagg_file_t *f, tagg_engine_t *e, tagg_engine_mrow_t *mine)
+{
+    int  emulated = 0, hl = 0;
+    char host[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    memset(mine, 0, sizeof *mine);
+    e->opts.persistency = f->cfg.persistency == TAGG_PERSISTENCY_JOB ? TAGG_PERSIST_JOB : TAGG_PERSIST_NONE;
+    MPI_Get_processor_name(host, &hl);
+    mine->key = hash_text(host);
+    measure(f, e, mine);
+    if (forced_ops(f) || f->cfg.aggr_tier != TAGG_AGGR_TIER_AUTO)
+        if (check_forced(f, e, &emulated) < 0)
+            mine->failed = f->rank + 1;
+    int hbm = tagg_tiers_find(&e->tiers, "HBM");
+    if (emulated && hbm >= 0)
+        mine->emulated |= 1u << hbm;
+}
+
 int tagg_engine_machine(tagg_file_t *f, tagg_engine_t *e, tagg_topology_t **r_topo, tagg_engine_node_t **r_nodes,
                         int **r_node_tier)
 {
-    int         P = f->size, rc = 0, emulated = 0;
-    node_row_t  mine;
-    node_row_t *rows = e->machine_rows; /* [P], made at open */
-    char        host[MPI_MAX_PROCESSOR_NAME + 1] = "";
-    int         hl = 0;
-    memset(&mine, 0, sizeof mine);
-    e->opts.persistency = f->cfg.persistency == TAGG_PERSISTENCY_JOB ? TAGG_PERSIST_JOB : TAGG_PERSIST_NONE;
-    MPI_Get_processor_name(host, &hl);
-    mine.key = hash_text(host);
-    measure(f, e, &mine);
-    if (forced_ops(f) || f->cfg.aggr_tier != TAGG_AGGR_TIER_AUTO)
-        if (check_forced(f, e, &emulated) < 0)
-            mine.failed = f->rank + 1;
-    int hbm = tagg_tiers_find(&e->tiers, "HBM");
-    if (emulated && hbm >= 0)
-        mine.emulated |= 1u << hbm;
-    int code = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, rows, (int)sizeof mine, MPI_BYTE, f->comm);
-    if (code != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Allgather (machine)", code);
-        return -1;
-    }
+    int P = f->size, rc = 0, mine_failed = e->rows[f->rank].machine.failed;
+    /* the rows came with the describe gather of this call */
+#define rows(r) (e->rows[(r)].machine)
     for (int r = 0; r < P; r++)
-        if (rows[r].failed) {
-            if (!mine.failed)
+        if (rows(r).failed) {
+            if (!mine_failed)
                 TAGG_ERR(TAGG_E_CONFIG, "choosing the aggregation tier failed on rank %d (see that rank's error stack)",
                          r);
             return -1;
@@ -196,10 +188,10 @@ int tagg_engine_machine(tagg_file_t *f, tagg_engine_t *e, tagg_topology_t **r_to
         }
         for (int r = 0; r < P && rc == 0; r++) { /* node ids in order of first rank */
             int k = 0;
-            while (k < nk && keys[k] != rows[r].key)
+            while (k < nk && keys[k] != rows(r).key)
                 k++;
             if (k == nk)
-                keys[nk++] = rows[r].key;
+                keys[nk++] = rows(r).key;
             rank_node[r] = k;
         }
         if (rc == 0 && tagg_topology_generic_from_ranks(P, rank_node, 0, NULL, GENERIC_LATENCY, GENERIC_BANDWIDTH,
@@ -225,10 +217,10 @@ int tagg_engine_machine(tagg_file_t *f, tagg_engine_t *e, tagg_topology_t **r_to
         tagg_engine_node_t *n = &nodes[tagg_topology_rank_node(e->topo, r)];
         if (n->leader < 0) {
             n->leader   = r;
-            n->emulated = rows[r].emulated;
+            n->emulated = rows(r).emulated;
             for (int i = 0; i < e->tiers.ntiers; i++) {
-                n->t.usable[i]   = (rows[r].usable >> i) & 1u;
-                n->t.capacity[i] = rows[r].capacity[i];
+                n->t.usable[i]   = (rows(r).usable >> i) & 1u;
+                n->t.capacity[i] = rows(r).capacity[i];
             }
         }
         n->t.ranks++;
@@ -247,6 +239,7 @@ int tagg_engine_machine(tagg_file_t *f, tagg_engine_t *e, tagg_topology_t **r_to
     }
     *r_topo = topo, *r_nodes = nodes, *r_node_tier = node_tier;
     return 0;
+#undef rows
 }
 
 /* "tier=DRAM", "tier=DRAM,NVR tier_fallback=NVR hbm=emulated" (from every node's choice). */

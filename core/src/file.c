@@ -69,10 +69,51 @@ int tagg_file_delete(const char *path, MPI_Comm comm, MPI_Info info, const tagg_
     return stores[detect_layout(path, comm, cfg->layout)]->del(path, comm, info, cfg);
 }
 
-static void stats_reduce(const tagg_file_t *f, tagg_stats_t *total)
+/* The close's one reduction: element 0 the lowest failing rank (UINT64_MAX
+ * when none failed), the others the statistics, summed. */
+#define NSTATS (sizeof(tagg_stats_t) / sizeof(uint64_t))
+static void close_op(void *in, void *inout, int *len, MPI_Datatype *type)
 {
-    MPI_Reduce(&f->stats, total, (int)(sizeof(tagg_stats_t) / sizeof(uint64_t)), MPI_UINT64_T, MPI_SUM, 0,
-               f->comm);
+    const uint64_t *a = in;
+    uint64_t       *b = inout;
+    (void)type;
+    for (int i = 0; i < *len; i += (int)(1 + NSTATS)) {
+        b[i] = a[i] < b[i] ? a[i] : b[i];
+        for (size_t k = 1; k <= NSTATS; k++)
+            b[i + (int)k] += a[i + (int)k];
+    }
+}
+
+/* Collective: agrees on local_rc and sums the statistics into total, in one
+ * MPI_Allreduce (a user-defined operation made once per process). 0, or -1 on
+ * every rank, with the lowest failing rank named on the others' stacks. */
+static int close_reduce(tagg_file_t *f, int local_rc, tagg_stats_t *total)
+{
+    static MPI_Op op = MPI_OP_NULL;
+    uint64_t      in[1 + NSTATS], out[1 + NSTATS];
+    int           code = MPI_SUCCESS;
+    if (op == MPI_OP_NULL && (code = MPI_Op_create(close_op, 1, &op)) != MPI_SUCCESS)
+        op = MPI_OP_NULL;
+    in[0] = local_rc < 0 ? (uint64_t)f->rank : UINT64_MAX;
+    memcpy(in + 1, &f->stats, sizeof f->stats);
+    /* an element is one (rank, stats...) record: a contiguous type keeps it whole */
+    MPI_Datatype rec = MPI_DATATYPE_NULL;
+    if (code == MPI_SUCCESS && (code = MPI_Type_contiguous((int)(1 + NSTATS), MPI_UINT64_T, &rec)) == MPI_SUCCESS &&
+        (code = MPI_Type_commit(&rec)) == MPI_SUCCESS)
+        code = MPI_Allreduce(in, out, 1, rec, op, f->comm);
+    if (rec != MPI_DATATYPE_NULL)
+        MPI_Type_free(&rec);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Allreduce (closing the file)", code);
+        memset(total, 0, sizeof *total);
+        return -1;
+    }
+    memcpy(total, out + 1, sizeof *total);
+    if (out[0] == UINT64_MAX)
+        return 0;
+    if (local_rc >= 0)
+        TAGG_ERR(TAGG_E_IO, "closing the file failed on rank %d (see that rank's error stack)", (int)out[0]);
+    return -1;
 }
 
 int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, size_t len)
@@ -131,72 +172,191 @@ static int local_size(tagg_file_t *f, uint64_t *size)
     return f->rank == 0 || f->size_everywhere ? f->store_ops->get_size(f, size) : 0;
 }
 
-tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg)
+/* FNV-1a of the configuration strings (NULL and "" differ), in 0..2^62: every
+ * rank's hash rides in the open's first reduction, as h and -h under MPI_MAX,
+ * so all learn at once whether every rank holds rank 0's strings. */
+static int64_t hash_strings(const char *env, const char *str)
+{
+    uint64_t    h = 1469598103934665603ull;
+    const char *s[2] = {env, str};
+    for (int i = 0; i < 2; i++) {
+        h = (h ^ (s[i] ? 1u : 2u)) * 1099511628211ull;
+        for (const char *p = s[i]; p && *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    }
+    return (int64_t)(h >> 2);
+}
+
+/* Rank 0's string, on every rank (NULL stays NULL). Collective, agreed: -1 on
+ * every rank when any rank could not allocate. */
+static int bcast_string(MPI_Comm comm, int rank, const char *s, char **out)
+{
+    long long len = rank == 0 ? (s ? (long long)strlen(s) : -1) : 0;
+    *out          = NULL;
+    if (MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, comm) != MPI_SUCCESS)
+        return tagg_agree(comm, -1, "broadcasting the configuration");
+    if (len < 0)
+        return 0;
+    char *buf = malloc((size_t)len + 1);
+    if (!buf)
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+    if (tagg_agree(comm, buf ? 0 : -1, "allocating the configuration string") < 0) {
+        free(buf);
+        return -1;
+    }
+    if (rank == 0)
+        memcpy(buf, s, (size_t)len + 1);
+    MPI_Bcast(buf, (int)len + 1, MPI_CHAR, 0, comm);
+    *out = buf;
+    return 0;
+}
+
+/* The configuration from rank 0's strings, on every rank (the slow path of an
+ * open where the ranks' strings differ, and of a delete). Collective; a failure
+ * is every rank's (the strings are the same, allocation failures are agreed). */
+int tagg_config_from_rank0(MPI_Comm comm, const char *env, const char *str, tagg_config_t *cfg)
+{
+    int   rank, rc = -1;
+    char *env_all = NULL, *str_all = NULL, err[512];
+    MPI_Comm_rank(comm, &rank);
+    if (bcast_string(comm, rank, env, &env_all) == 0 && bcast_string(comm, rank, str, &str_all) == 0) {
+        int built = tagg_config_build(cfg, env_all, str_all, err, sizeof err); /* cleared on failure */
+        if (built < 0)
+            TAGG_ERR(TAGG_E_CONFIG, "%s", err);
+        rc = tagg_agree(comm, built, "building the configuration");
+        if (rc < 0 && built == 0)
+            tagg_config_clear(cfg);
+    }
+    free(env_all), free(str_all);
+    return rc;
+}
+
+/* Collective. comm is the file's (taken over: freed with the file, or here on
+ * failure). The configuration is cfg when given, else built from env and str
+ * (the TAGG_* environment and the driver's configuration string): rank 0's
+ * strings count, and when every rank holds the same (the usual case) each rank
+ * builds it from its own, so nothing is broadcast. local_rc < 0: this rank
+ * failed before (an error pushed); the open fails on every rank.
+ *
+ * Synchronisation: ONE MPI_Allreduce before the store's open settles whether
+ * every rank is ready (set-up, configuration, the backend's local open), whether
+ * the strings are the same everywhere, the layout rank 0 finds in an existing
+ * file and the POSIX precondition (ENOENT / EEXIST, so HDF5's tentative open of
+ * a file that does not exist yet costs that one reduction); the store's open;
+ * ONE MPI_Allreduce agreeing on it and bringing the file size. */
+static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg,
+                              const char *env, const char *str, int local_rc)
 {
     double       t_open = MPI_Wtime();
     tagg_file_t *f      = calloc(1, sizeof *f);
-    int          rc     = 0, code;
-    if (!f)
-        return NULL; /* cannot agree without memory for the struct; other ranks fail in the agreement below */
-    f->comm = MPI_COMM_NULL;
-    f->info = MPI_INFO_NULL;
-    if ((code = MPI_Comm_dup(comm, &f->comm)) != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Comm_dup", code);
-        f->comm = MPI_COMM_NULL;
-        file_free(f);
-        return NULL;
-    }
-    MPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(f->comm, &f->rank);
-    MPI_Comm_size(f->comm, &f->size);
-    if (info != MPI_INFO_NULL && (code = MPI_Info_dup(info, &f->info)) != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Info_dup", code);
-        rc = -1;
-    }
-    /* HDF5 asks parallel drivers for an info object and rejects MPI_INFO_NULL. */
-    if (info == MPI_INFO_NULL && (code = MPI_Info_create(&f->info)) != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Info_create", code);
-        rc = -1;
-    }
-    if (!(f->path = strdup(path)) || tagg_config_copy(&f->cfg, cfg) < 0) {
+    int          rank, nprocs, rc = local_rc < 0 ? -1 : 0, cfg_rc = 0, code, have_cfg = 0, brc = -1;
+    char         err[512];
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &nprocs);
+    if (!f) {
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         rc = -1;
     }
-    /* One reduction settles the set-up: whether every rank is ready (max of
-     * failing rank + 1), and, without TRUNC, the layout rank 0 found in an
-     * existing file (a property of the file, not of the configuration). */
-    int64_t in[3] = {rc < 0 ? f->rank + 1 : 0, 0, 0}, out[3];
-    if (!(flags & TAGG_OPEN_TRUNC) && f->rank == 0 && rc == 0)
-        in[1] = probe_layout(path) + 1; /* 0: absent or unreadable */
-    if (f->rank == 0 && rc == 0)
-        in[2] = open_precondition(path, flags);
-    if ((code = MPI_Allreduce(in, out, 3, MPI_INT64_T, MPI_MAX, f->comm)) != MPI_SUCCESS) {
+    else {
+        f->comm = comm, f->rank = rank, f->size = nprocs, f->info = MPI_INFO_NULL;
+        if (info != MPI_INFO_NULL && (code = MPI_Info_dup(info, &f->info)) != MPI_SUCCESS) {
+            TAGG_ERR_MPI("MPI_Info_dup", code);
+            f->info = MPI_INFO_NULL, rc = -1;
+        }
+        /* HDF5 asks parallel drivers for an info object and rejects MPI_INFO_NULL. */
+        if (info == MPI_INFO_NULL && (code = MPI_Info_create(&f->info)) != MPI_SUCCESS) {
+            TAGG_ERR_MPI("MPI_Info_create", code);
+            f->info = MPI_INFO_NULL, rc = -1;
+        }
+        if (!(f->path = strdup(path))) {
+            TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+            rc = -1;
+        }
+        if (cfg) {
+            if (tagg_config_copy(&f->cfg, cfg) < 0) {
+                TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+                rc = -1;
+            }
+            else
+                have_cfg = 1;
+        }
+        else if (tagg_config_build(&f->cfg, env, str, err, sizeof err) < 0) {
+            TAGG_ERR(TAGG_E_CONFIG, "%s", err);
+            cfg_rc = -1;
+        }
+        else
+            have_cfg = 1;
+        if (have_cfg) /* tagg_config_build leaves a failed configuration cleared */
+            f->ops = backends[f->cfg.backend];
+        /* the backend's open is local (a topology file, tier files) */
+        if (have_cfg && rc == 0 && (brc = f->ops->open(f)) < 0)
+            rc = -1;
+    }
+    int64_t h     = cfg ? 0 : hash_strings(env, str);
+    int64_t in[6] = {rc < 0 ? rank + 1 : 0, cfg_rc < 0 ? rank + 1 : 0, 0, 0, h, -h}, out[6];
+    if (!(flags & TAGG_OPEN_TRUNC) && rank == 0)
+        in[2] = probe_layout(path) + 1; /* 0: absent or unreadable */
+    if (rank == 0)
+        in[3] = open_precondition(path, flags);
+    /* A create over an existing plain file: rank 0 truncates it here, so the
+     * store's open finds it empty (no collective MPI_File_set_size and its
+     * agreement after the open); a failure rides in the reduction. Subfiled
+     * files keep the store's own truncation (every subfile goes). */
+    if (rank == 0 && !in[3] && rc == 0 && have_cfg && (flags & TAGG_OPEN_TRUNC) &&
+        f->cfg.layout == TAGG_LAYOUT_SHARED && probe_layout(path) == TAGG_LAYOUT_SHARED && truncate(path, 0) != 0)
+        in[3] = errno ? errno : EIO;
+    if ((code = MPI_Allreduce(in, out, 6, MPI_INT64_T, MPI_MAX, comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (tagg open)", code);
-        out[0] = f->rank + 1;
+        out[0] = rank + 1, rc = -1;
     }
-    if (out[0]) {
-        if (rc == 0 && code == MPI_SUCCESS)
+    int same = out[4] == -out[5];
+    if (!f || out[0] || (same && out[1]) || (same && out[3])) {
+        if (rc == 0 && out[0])
             TAGG_ERR(TAGG_E_IO, "tagg open (set-up) failed on rank %d (see that rank's error stack)", (int)out[0] - 1);
-        file_free(f);
+        else if (rc == 0 && cfg_rc == 0 && out[1])
+            TAGG_ERR(TAGG_E_CONFIG, "tagg configuration failed on rank %d (see that rank's error stack)",
+                     (int)out[1] - 1);
+        else if (!out[0] && !out[1] && out[3])
+            /* the wording of HDF5's POSIX drivers, which applications parse (h5py
+             * raises FileNotFoundError / FileExistsError from "errno = N,") */
+            TAGG_ERR(TAGG_E_IO, "unable to open file: name = '%s', errno = %d, error message = '%s'", path,
+                     (int)out[3], strerror((int)out[3]));
+        if (f && brc == 0)
+            f->ops->close(f);
+        if (f)
+            file_free(f);
+        else
+            MPI_Comm_free(&comm);
         return NULL;
     }
-    if (out[2]) {
-        /* the wording of HDF5's POSIX drivers, which applications parse (h5py
-         * raises FileNotFoundError / FileExistsError from "errno = N,") */
-        TAGG_ERR(TAGG_E_IO, "unable to open file: name = '%s', errno = %d, error message = '%s'", path,
-                 (int)out[2], strerror((int)out[2]));
-        file_free(f);
-        return NULL;
+    if (!same) {
+        /* The ranks' strings differ: rank 0's count (slow path, agreed). */
+        if (brc == 0)
+            f->ops->close(f);
+        if (have_cfg)
+            tagg_config_clear(&f->cfg);
+        brc = -1;
+        if (tagg_config_from_rank0(f->comm, env, str, &f->cfg) < 0) {
+            file_free(f);
+            return NULL;
+        }
+        if (out[3]) {
+            TAGG_ERR(TAGG_E_IO, "unable to open file: name = '%s', errno = %d, error message = '%s'", path,
+                     (int)out[3], strerror((int)out[3]));
+            file_free(f);
+            return NULL;
+        }
+        f->ops = backends[f->cfg.backend];
+        brc    = f->ops->open(f); /* its failure rides in the reduction after the store's open */
     }
-    if (out[1])
-        f->cfg.layout = (int)out[1] - 1;
+    if (out[2])
+        f->cfg.layout = (int)out[2] - 1;
     f->flags     = flags;
-    f->ops       = backends[f->cfg.backend];
     f->store_ops = stores[f->cfg.layout];
 
-    /* The backend's open is local (a topology file, tier files); the store's is
-     * collective. One reduction agrees on both and brings rank 0's file size. */
-    int brc = f->ops->open(f);
+    /* The store's open is collective. One reduction agrees on it (and on the
+     * backend's open of the slow path) and brings rank 0's file size. */
     int src = f->store_ops->open(f, flags);
     rc      = brc < 0 || src < 0 ? -1 : 0;
     uint64_t size = 0;
@@ -244,6 +404,23 @@ fail:
     return NULL;
 }
 
+tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info, const tagg_config_t *cfg)
+{
+    MPI_Comm dup = MPI_COMM_NULL;
+    int      code = MPI_Comm_dup(comm, &dup);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Comm_dup", code);
+        return NULL;
+    }
+    return file_open(path, flags, dup, info, cfg, NULL, NULL, 0);
+}
+
+tagg_file_t *tagg_file_open_config(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info, const char *env,
+                                   const char *str, int local_rc)
+{
+    return file_open(path, flags, comm, info, NULL, env, str, local_rc);
+}
+
 int tagg_file_get_size(tagg_file_t *f, uint64_t *size)
 {
     uint64_t in[2] = {0, 0}, msg[2];
@@ -268,20 +445,36 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size)
     uint64_t cur;
     if (f->async && tagg_async_drain(f, true) < 0)
         return -1;
-    /* Every rank's earlier writes are done before rank 0 looks at the size. */
-    int code = MPI_Barrier(f->comm);
-    if (code != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_Barrier", code);
-        return -1;
+    if (f->store_ops == stores[TAGG_LAYOUT_SHARED]) {
+        /* One file that tagg alone writes: its size is what the open found
+         * or the last set_size made, grown by the writes every rank made
+         * since. One reduction, which also orders every rank's earlier writes
+         * before a change of size (no barrier, no rank asking the storage). */
+        int64_t mine = (int64_t)(f->written_end > f->eof ? f->written_end : f->eof), all = 0;
+        int     code = MPI_Allreduce(&mine, &all, 1, MPI_INT64_T, MPI_MAX, f->comm);
+        if (code != MPI_SUCCESS) {
+            TAGG_ERR_MPI("MPI_Allreduce (file size)", code);
+            return -1;
+        }
+        cur = (uint64_t)all;
     }
-    if (tagg_file_get_size(f, &cur) < 0)
-        return -1;
+    else {
+        /* Subfiles: the stores know their sizes; every rank's earlier writes
+         * are done before they are asked. */
+        int code = MPI_Barrier(f->comm);
+        if (code != MPI_SUCCESS) {
+            TAGG_ERR_MPI("MPI_Barrier", code);
+            return -1;
+        }
+        if (tagg_file_get_size(f, &cur) < 0)
+            return -1;
+    }
     if (cur != size) {
         int rc = f->store_ops->set_size(f, size);
         if (tagg_agree(f->comm, rc, "setting the file size") < 0)
             return -1;
     }
-    f->eof = size;
+    f->eof = size, f->written_end = 0;
     return 0;
 }
 
@@ -290,6 +483,36 @@ int tagg_file_sync(tagg_file_t *f)
     if (f->async && tagg_async_drain(f, true) < 0)
         return -1;
     return tagg_agree(f->comm, f->store_ops->sync(f), "syncing the file");
+}
+
+/* Rank 0: the summary line of a file that moved data, printed (verbose >= 1)
+ * and appended to summary= (-1 when that failed, error pushed). HDF5 opens
+ * files tentatively (to probe them) and closes them without I/O: those opens
+ * print nothing. */
+static int print_summary(tagg_file_t *f, const tagg_stats_t *total)
+{
+    uint64_t moved = total->bytes[0][0] + total->bytes[0][1] + total->bytes[1][0] + total->bytes[1][1];
+    int      rc    = 0;
+    if (!moved || (f->cfg.verbose < 1 && !(f->cfg.summary && *f->cfg.summary)))
+        return 0;
+    char line[1024];
+    tagg_summary_format(f, total, line, sizeof line);
+    if (f->cfg.verbose >= 1) {
+        printf("%s\n", line);
+        fflush(stdout);
+    }
+    if (f->cfg.summary && *f->cfg.summary) {
+        FILE *out = fopen(f->cfg.summary, "a");
+        if (!out) {
+            TAGG_ERR(TAGG_E_IO, "cannot append the summary to '%s'", f->cfg.summary);
+            rc = -1;
+        }
+        else {
+            fprintf(out, "%s\n", line);
+            fclose(out);
+        }
+    }
+    return rc;
 }
 
 int tagg_file_close(tagg_file_t *f)
@@ -303,33 +526,24 @@ int tagg_file_close(tagg_file_t *f)
     }
     if (rc == 0 && f->cfg.fsync && (f->flags & TAGG_OPEN_RDWR)) /* nothing to sync in a read-only file */
         rc = tagg_file_sync(f);
-    memset(&total, 0, sizeof total);
-    stats_reduce(f, &total);
-    /* HDF5 opens files tentatively (to probe them) and closes them without I/O:
-     * those opens print nothing. */
-    uint64_t moved = total.bytes[0][0] + total.bytes[0][1] + total.bytes[1][0] + total.bytes[1][1];
-    if (f->rank == 0 && moved && (f->cfg.verbose >= 1 || (f->cfg.summary && *f->cfg.summary))) {
-        char line[1024];
-        tagg_summary_format(f, &total, line, sizeof line);
-        if (f->cfg.verbose >= 1) {
-            printf("%s\n", line);
-            fflush(stdout);
-        }
-        if (f->cfg.summary && *f->cfg.summary) {
-            FILE *out = fopen(f->cfg.summary, "a");
-            if (!out) {
-                TAGG_ERR(TAGG_E_IO, "cannot append the summary to '%s'", f->cfg.summary);
-                rc = -1;
-            }
-            else {
-                fprintf(out, "%s\n", line);
-                fclose(out);
-            }
-        }
+    /* With summary= the summary file's failure must fail the close on every
+     * rank: the statistics come first, by their own reduction. */
+    int to_file = f->cfg.summary && *f->cfg.summary;
+    if (to_file) {
+        memset(&total, 0, sizeof total);
+        MPI_Reduce(&f->stats, &total, (int)NSTATS, MPI_UINT64_T, MPI_SUM, 0, f->comm);
+        if (f->rank == 0 && print_summary(f, &total) < 0)
+            rc = -1;
     }
-    int brc = f->ops->close(f);
+    /* The store closes (collectively), then ONE reduction agrees on the close
+     * and sums the statistics for the summary line; the backend's close is
+     * local (a private window's collective free is no agreement). */
     int src = f->store_ops->close(f);
-    rc      = tagg_agree(f->comm, (rc < 0 || brc < 0 || src < 0) ? -1 : 0, "closing the file");
+    rc      = close_reduce(f, (rc < 0 || src < 0) ? -1 : 0, &total);
+    if (!to_file && f->rank == 0)
+        print_summary(f, &total);
+    if (f->ops->close(f) < 0)
+        rc = -1;
     if (f->cfg.verbose >= 2 && f->rank == 0) {
         printf("tagg: close file=%s (%.6f s)\n", f->path, MPI_Wtime() - t_close);
         fflush(stdout);
@@ -340,7 +554,17 @@ int tagg_file_close(tagg_file_t *f)
 
 void tagg_file_set_atomic(tagg_file_t *f, int flag) { f->atomic = flag != 0; }
 
-int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
+/* The end of x's highest extent (before the call: x may be reordered). */
+static uint64_t extents_end(const tagg_extents_t *x)
+{
+    uint64_t end = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->v[i].len && x->v[i].off + x->v[i].len > end)
+            end = x->v[i].off + x->v[i].len;
+    return end;
+}
+
+static int io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
 {
     if (f->async && f->atomic) {
         /* atomic mode: what is staged lands first, this write goes straight through */
@@ -351,6 +575,18 @@ int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool coll
     if (f->async)
         return tagg_async_write(f, x, kind, collective);
     return tagg_io_exec(f, x, kind, collective, TAGG_WRITE, 0);
+}
+
+int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
+{
+    uint64_t end = extents_end(x);
+    int      rc  = io_write(f, x, kind, collective);
+    /* The file's size at the next set_size: only what was written (a failed
+     * write may have left the file shorter; a staged write that fails later
+     * fails the drain before set_size). */
+    if (rc == 0 && end > f->written_end)
+        f->written_end = end;
+    return rc;
 }
 
 int tagg_io_read(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)

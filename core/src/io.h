@@ -63,6 +63,7 @@ struct tagg_file {
     const tagg_store_ops_t   *store_ops;
     void                     *store; /* the layout's own state */
     uint64_t                  eof;     /* file size all ranks agree on (open, set_size) */
+    uint64_t                  written_end; /* end of the highest byte this rank handed to tagg_io_write */
     unsigned                  flags;   /* TAGG_OPEN_* the file was opened with */
     tagg_stats_t              stats;
     tagg_async_t             *async;          /* asynchronous mode, NULL when synchronous */
@@ -82,6 +83,17 @@ struct tagg_file {
  * with an error pushed. */
 tagg_file_t *tagg_file_open(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info,
                             const tagg_config_t *cfg);
+/* Collective: the plugins' open. Takes comm over (the file frees it, or the
+ * open on failure); copies info. The configuration comes from env (the TAGG_*
+ * environment, tagg_config_env_string) and str (the driver's configuration
+ * string), rank 0's counting; local_rc < 0: this rank failed before (an error
+ * pushed), every rank fails. Two reductions and the store's open when every
+ * rank holds the same strings (file.c). NULL on every rank on failure. */
+tagg_file_t *tagg_file_open_config(const char *path, unsigned flags, MPI_Comm comm, MPI_Info info, const char *env,
+                                   const char *str, int local_rc);
+/* Collective: the configuration from rank 0's env and str on every rank
+ * (broadcast, agreed); 0, or -1 on every rank with cfg cleared. */
+int tagg_config_from_rank0(MPI_Comm comm, const char *env, const char *str, tagg_config_t *cfg);
 /* Collective: prints/appends the summary (rank 0), closes, frees. */
 int tagg_file_close(tagg_file_t *f);
 /* Collective: makes the file exactly size bytes if it is not; updates eof. */

@@ -114,72 +114,39 @@ static int fapl_mpi(hid_t fapl, MPI_Comm *comm, MPI_Info *info)
     return 0;
 }
 
-/* Rank 0's string, on every rank (NULL stays NULL). Sets *rc to -1 on every
- * rank when any rank could not allocate. */
-static char *bcast_string(MPI_Comm comm, const char *s, int *rc)
+/* This process's configuration strings: the TAGG_* environment and the FAPL's
+ * driver config string (HDF5_DRIVER_CONFIG or H5Pset_driver_by_name). Rank 0's
+ * count; the core compares them across ranks (file.c). -1 when out of memory. */
+static int config_strings(hid_t fapl, char **env, char **str)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
-    long long len = rank == 0 ? (s ? (long long)strlen(s) : -1) : 0;
-    MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, comm);
-    if (len < 0)
-        return NULL;
-    char *out = malloc((size_t)len + 1);
-    if (tagg_agree(comm, out ? 0 : -1, "allocating the configuration string") < 0) {
-        free(out);
-        *rc = -1;
-        return NULL;
+    *str    = NULL;
+    *env    = tagg_config_env_string();
+    ssize_t n = H5Pget_driver_config_str(fapl, NULL, 0);
+    if (n > 0 && (!(*str = malloc((size_t)n + 1)) || H5Pget_driver_config_str(fapl, *str, (size_t)n + 1) < 0)) {
+        free(*str);
+        *str = NULL;
     }
-    if (rank == 0)
-        memcpy(out, s, (size_t)len + 1);
-    MPI_Bcast(out, (int)len + 1, MPI_CHAR, 0, comm);
-    return out;
+    if (!*env || (n > 0 && !*str)) {
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        return -1;
+    }
+    return 0;
 }
 
-/* The effective configuration: defaults, rank 0's TAGG_* environment, then the
- * FAPL's driver config string (HDF5_DRIVER_CONFIG or H5Pset_driver_by_name). All
- * ranks parse the same strings, so they agree on the result and on any error. */
-static int build_config(hid_t fapl, MPI_Comm comm, tagg_config_t *cfg)
+/* The stand-in handle of a multi-process file (see atomic_fh): /dev/null,
+ * opened by each process alone (MPI_COMM_SELF), so it costs no collective;
+ * MPI_File_set_atomicity on it is then local too, and every rank still sees
+ * the flag HDF5 set (H5Fset_mpi_atomicity is collective: HDF5 calls it on
+ * every rank). Local: a failure rides in the open's first reduction. */
+static int atomic_open(tagg_vfd_t *file, int nprocs)
 {
-    int     rank, rc = -1;
-    char   *env = NULL, *str = NULL, *env_all = NULL, *str_all = NULL;
-    char    err[512];
-    ssize_t n;
-    MPI_Comm_rank(comm, &rank);
-    if (rank == 0) {
-        env = tagg_config_env_string();
-        n   = H5Pget_driver_config_str(fapl, NULL, 0);
-        if (n > 0 && (str = malloc((size_t)n + 1)) && H5Pget_driver_config_str(fapl, str, (size_t)n + 1) < 0) {
-            free(str);
-            str = NULL;
-        }
-    }
-    int ok  = 0;
-    env_all = bcast_string(comm, env, &ok);
-    str_all = bcast_string(comm, str, &ok);
-    if (ok == 0) {
-        if (tagg_config_build(cfg, env_all, str_all, err, sizeof err) < 0)
-            TAGG_ERR(TAGG_E_CONFIG, "%s", err);
-        else
-            rc = 0;
-    }
-    free(env), free(str), free(env_all), free(str_all);
-    return rc;
-}
-
-/* The stand-in handle of a multi-process file (see atomic_fh). Collective;
- * every rank agrees on the outcome. */
-static int atomic_open(tagg_vfd_t *file)
-{
-    if (file->tf->size == 1)
+    file->atomic_fh = MPI_FILE_NULL;
+    if (nprocs == 1)
         return 0;
-    int code = MPI_File_open(file->tf->comm, "/dev/null", MPI_MODE_RDONLY, MPI_INFO_NULL, &file->atomic_fh);
-    if (code != MPI_SUCCESS)
+    int code = MPI_File_open(MPI_COMM_SELF, "/dev/null", MPI_MODE_RDONLY, MPI_INFO_NULL, &file->atomic_fh);
+    if (code != MPI_SUCCESS) {
         file->atomic_fh = MPI_FILE_NULL;
-    if (tagg_agree(file->tf->comm, code == MPI_SUCCESS ? 0 : -1,
-                   "opening the MPI atomicity stand-in handle on /dev/null") < 0) {
-        if (file->atomic_fh != MPI_FILE_NULL)
-            MPI_File_close(&file->atomic_fh);
+        TAGG_ERR_MPI("MPI_File_open of the MPI atomicity stand-in handle on /dev/null", code);
         return -1;
     }
     return 0;
@@ -205,12 +172,10 @@ static tagg_kind_t kind_of(H5FD_mem_t type) { return type == H5FD_MEM_DRAW ? TAG
 
 static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
-    tagg_vfd_t   *file = NULL;
-    tagg_config_t cfg;
-    MPI_Comm      comm = MPI_COMM_NULL;
-    MPI_Info      info = MPI_INFO_NULL;
-    int           have_cfg = 0;
-    char         *canon    = NULL;
+    tagg_vfd_t *file = NULL;
+    MPI_Comm    comm = MPI_COMM_NULL;
+    MPI_Info    info = MPI_INFO_NULL;
+    char       *canon = NULL, *env = NULL, *str = NULL;
     (void)maxaddr;
 
     if (!name || !*name) {
@@ -236,9 +201,6 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
             MPI_Info_free(&info);
         return &file->pub;
     }
-    if (build_config(fapl, comm, &cfg) < 0)
-        goto fail;
-    have_cfg = 1;
     unsigned tflags = 0;
     if (flags & H5F_ACC_RDWR)
         tflags |= TAGG_OPEN_RDWR;
@@ -248,22 +210,26 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
         tflags |= TAGG_OPEN_EXCL;
     if (flags & H5F_ACC_TRUNC)
         tflags |= TAGG_OPEN_TRUNC;
-    tagg_file_t *tf = tagg_file_open(name, tflags, comm, info, &cfg);
-    if (!tf)
-        goto fail;
+    /* Local failures before the collective open ride in its first reduction. */
+    int local_rc = config_strings(fapl, &env, &str);
     if (!(file = calloc(1, sizeof *file))) {
-        /* cannot fail alone after a collective open: close collectively */
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
-        tagg_file_close(tf);
-        goto fail;
+        local_rc = -1;
     }
-    file->tf        = tf;
-    file->atomic_fh = MPI_FILE_NULL;
-    if (atomic_open(file) < 0) {
-        tagg_file_close(tf);
+    else if (atomic_open(file, nprocs) < 0)
+        local_rc = -1;
+    tagg_file_t *tf = tagg_file_open_config(name, tflags, comm, info, env, str, local_rc);
+    comm            = MPI_COMM_NULL; /* the open took it over */
+    free(env), free(str);
+    env = str = NULL;
+    if (!tf) {
+        if (file && file->atomic_fh != MPI_FILE_NULL)
+            MPI_File_close(&file->atomic_fh);
         free(file);
+        file = NULL;
         goto fail;
     }
+    file->tf = tf;
     if (!canon && (tflags & TAGG_OPEN_CREAT))
         canon = realpath(name, NULL); /* created just now */
     file->canon = canon;
@@ -273,15 +239,12 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
     }
     else if (h)
         free(h); /* out of memory: the file is simply not shared */
-    tagg_config_clear(&cfg);
-    MPI_Comm_free(&comm);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     return &file->pub;
 fail:
     free(canon);
-    if (have_cfg)
-        tagg_config_clear(&cfg);
+    free(env), free(str);
     if (comm != MPI_COMM_NULL)
         MPI_Comm_free(&comm);
     if (info != MPI_INFO_NULL)
@@ -568,7 +531,14 @@ static herr_t tagg_delete(const char *name, hid_t fapl)
     if (ensure_mpi() < 0 || fapl_mpi(fapl, &comm, &info) < 0)
         goto done;
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    if (build_config(fapl, comm, &cfg) < 0)
+    char *env = NULL, *str = NULL;
+    int   rank;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0 && config_strings(fapl, &env, &str) < 0)
+        free(env), free(str), env = str = NULL; /* defaults; the error is on rank 0's stack */
+    int built = tagg_config_from_rank0(comm, env, str, &cfg);
+    free(env), free(str);
+    if (built < 0)
         goto done;
     rc = tagg_file_delete(name, comm, info, &cfg);
     tagg_config_clear(&cfg);

@@ -28,30 +28,22 @@ static herr_t redirect_mpio(hid_t fapl_id, const char *cfg, bool *redirected)
     if (driver != H5FD_MPIO)
         return 0;
 
-    MPI_Comm comm = MPI_COMM_NULL;
-    MPI_Info info = MPI_INFO_NULL;
-    if (H5Pget_fapl_mpio(fapl_id, &comm, &info) < 0) {
-        TAGG_VOL_ERR(TAGG_VOL_E_CALL, "cannot read the MPI-IO communicator of the file-access list");
-        return -1;
-    }
-    /* HDF5 functions below clear the error stack on entry; note what failed
-     * and push our message once everything is released. */
+    /* The communicator and info stay on the list: HDF5 1.14 keeps them in the
+     * file-access list's MPI parameters, not in the MPI-IO driver's own info,
+     * and changing the driver leaves them. (Reading and setting them again
+     * would cost two MPI_Comm_dup, each a collective.) HDF5 functions below
+     * clear the error stack on entry; note what failed and push our message
+     * once everything is released. */
     const char        *failed = NULL;
     H5F_close_degree_t degree = H5F_CLOSE_DEFAULT; /* MPI-IO's default is semi: keep it */
     tagg_vol_quiet_t   quiet;
     tagg_vol_quiet_begin(&quiet);
     if (H5Pset_driver_by_name(fapl_id, TAGG_VOL_VFD_NAME, cfg) < 0)
         failed = "vfd";
-    else if (H5Pset_mpi_params(fapl_id, comm, info) < 0)
-        failed = "mpi";
     else if (H5Pget_fclose_degree(fapl_id, &degree) < 0 ||
              (degree == H5F_CLOSE_DEFAULT && H5Pset_fclose_degree(fapl_id, H5F_CLOSE_SEMI) < 0))
         failed = "degree";
     tagg_vol_quiet_end(&quiet);
-    if (comm != MPI_COMM_NULL)
-        MPI_Comm_free(&comm);
-    if (info != MPI_INFO_NULL)
-        MPI_Info_free(&info);
 
     if (failed && failed[0] == 'v') {
         const char *path = getenv("HDF5_PLUGIN_PATH");
@@ -62,7 +54,7 @@ static herr_t redirect_mpio(hid_t fapl_id, const char *cfg, bool *redirected)
         return -1;
     }
     if (failed) {
-        TAGG_VOL_ERR(TAGG_VOL_E_VFD, "cannot hand the MPI communicator and close degree to the tagg VFD");
+        TAGG_VOL_ERR(TAGG_VOL_E_VFD, "cannot set the close degree of a file redirected to the tagg VFD");
         return -1;
     }
     *redirected = true;

@@ -4,42 +4,80 @@
 #include "io.h"
 #include "store.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 /* MPI counts are int: no single call over 1 GiB. */
 #define MAX_CALL ((uint64_t)1 << 30)
 
+/* How the file is opened. backend=mpiio hands tagg's calls to ROMIO's
+ * collective I/O, so it needs one handle on the file's communicator (a
+ * collective MPI_File_open). tagg's own engine only makes independent calls
+ * (aggregators and direct accesses), so each rank has a handle of its own on
+ * MPI_COMM_SELF, opened the first time that rank touches the file: no
+ * collective at open or close (MPI_File_open on a communicator costs several,
+ * each a scheduler slice when ranks share cores), and ranks that never touch
+ * the file (non-aggregators) never open it, as ROMIO's deferred open. Rank 0
+ * opens (and creates) it in the store's open, so the open's agreement orders
+ * the creation before any other rank's access and carries its errors. Data
+ * goes through ROMIO either way (contiguous MPI_File_write_at/read_at). */
 typedef struct {
-    MPI_File fh;
+    MPI_File        fh;
+    int             opened, amode, own; /* own: this rank's handle on MPI_COMM_SELF */
+    pthread_mutex_t mu;                 /* the first access (asynchronous workers too) */
 } shared_t;
 
-MPI_File tagg_store_shared_fh(const tagg_file_t *f) { return ((shared_t *)f->store)->fh; }
+static int open_handle(tagg_file_t *f, shared_t *s, MPI_Comm comm, int amode)
+{
+    int code = MPI_File_open(comm, f->path, amode, f->info, &s->fh);
+    if (code != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        int  len = 0;
+        MPI_Error_string(code, text, &len);
+        TAGG_ERR(TAGG_E_IO, "cannot open '%s'%s: %s", f->path, comm == MPI_COMM_SELF && f->rank ? " on this rank" : "",
+                 text);
+        return -1;
+    }
+    MPI_File_set_errhandler(s->fh, MPI_ERRORS_RETURN);
+    s->opened = 1;
+    return 0;
+}
 
 static int shared_open(tagg_file_t *f, unsigned flags)
 {
     int amode = (flags & TAGG_OPEN_RDWR) ? MPI_MODE_RDWR : MPI_MODE_RDONLY;
-    if (flags & TAGG_OPEN_CREAT)
-        amode |= MPI_MODE_CREATE;
-    if (flags & TAGG_OPEN_EXCL)
-        amode |= MPI_MODE_EXCL;
     shared_t *s = calloc(1, sizeof *s);
     if (!s) {
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         return -1;
     }
-    int code = MPI_File_open(f->comm, f->path, amode, f->info, &s->fh);
-    if (code != MPI_SUCCESS) {
-        char text[MPI_MAX_ERROR_STRING];
-        int  len = 0;
-        MPI_Error_string(code, text, &len);
-        TAGG_ERR(TAGG_E_IO, "cannot open '%s': %s", f->path, text);
+    s->amode = amode;
+    s->own   = f->cfg.backend != TAGG_BACKEND_MPIIO;
+    pthread_mutex_init(&s->mu, NULL);
+    if (flags & TAGG_OPEN_CREAT)
+        amode |= MPI_MODE_CREATE;
+    if (flags & TAGG_OPEN_EXCL)
+        amode |= MPI_MODE_EXCL;
+    if ((!s->own || f->rank == 0) && open_handle(f, s, s->own ? MPI_COMM_SELF : f->comm, amode) < 0) {
+        pthread_mutex_destroy(&s->mu);
         free(s);
         return -1;
     }
-    MPI_File_set_errhandler(s->fh, MPI_ERRORS_RETURN);
     f->store = s;
     return 0;
 }
+
+/* This rank's handle, opened on first use. */
+static MPI_File handle(tagg_file_t *f)
+{
+    shared_t *s = f->store;
+    pthread_mutex_lock(&s->mu);
+    int rc = s->opened ? 0 : open_handle(f, s, MPI_COMM_SELF, s->amode);
+    pthread_mutex_unlock(&s->mu);
+    return rc < 0 ? MPI_FILE_NULL : s->fh;
+}
+
+MPI_File tagg_store_shared_fh(const tagg_file_t *f) { return ((shared_t *)f->store)->fh; }
 
 static int shared_close(tagg_file_t *f)
 {
@@ -47,11 +85,12 @@ static int shared_close(tagg_file_t *f)
     int       rc = 0;
     if (!s)
         return 0;
-    int code = MPI_File_close(&s->fh);
+    int code = s->opened ? MPI_File_close(&s->fh) : MPI_SUCCESS;
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_File_close", code);
         rc = -1;
     }
+    pthread_mutex_destroy(&s->mu);
     free(s);
     f->store = NULL;
     return rc;
@@ -59,11 +98,14 @@ static int shared_close(tagg_file_t *f)
 
 static int shared_pwrite(tagg_file_t *f, uint64_t off, uint64_t len, const void *buf)
 {
+    MPI_File fh = handle(f);
+    if (fh == MPI_FILE_NULL)
+        return -1;
     for (uint64_t done = 0; done < len;) {
         uint64_t   n = len - done < MAX_CALL ? len - done : MAX_CALL;
         MPI_Status st;
         MPI_Count  got = 0;
-        int code = MPI_File_write_at(tagg_store_shared_fh(f), (MPI_Offset)(off + done), (const char *)buf + done,
+        int code = MPI_File_write_at(fh, (MPI_Offset)(off + done), (const char *)buf + done,
                                      (int)n, MPI_BYTE, &st);
         if (code != MPI_SUCCESS) {
             TAGG_ERR_MPI("MPI_File_write_at", code);
@@ -82,11 +124,14 @@ static int shared_pwrite(tagg_file_t *f, uint64_t off, uint64_t len, const void 
 
 static int shared_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf)
 {
+    MPI_File fh = handle(f);
+    if (fh == MPI_FILE_NULL)
+        return -1;
     for (uint64_t done = 0; done < len;) {
         uint64_t   n = len - done < MAX_CALL ? len - done : MAX_CALL;
         MPI_Status st;
         MPI_Count  got = 0;
-        int code = MPI_File_read_at(tagg_store_shared_fh(f), (MPI_Offset)(off + done), (char *)buf + done, (int)n,
+        int code = MPI_File_read_at(fh, (MPI_Offset)(off + done), (char *)buf + done, (int)n,
                                     MPI_BYTE, &st);
         if (code != MPI_SUCCESS) {
             TAGG_ERR_MPI("MPI_File_read_at", code);
@@ -103,7 +148,10 @@ static int shared_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf)
 static int shared_get_size(tagg_file_t *f, uint64_t *size)
 {
     MPI_Offset s;
-    int        code = MPI_File_get_size(tagg_store_shared_fh(f), &s);
+    MPI_File   fh = handle(f);
+    if (fh == MPI_FILE_NULL)
+        return -1;
+    int code = MPI_File_get_size(fh, &s);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_File_get_size", code);
         return -1;
@@ -112,9 +160,17 @@ static int shared_get_size(tagg_file_t *f, uint64_t *size)
     return 0;
 }
 
+/* Collective (the file layer agrees after it): with handles of their own,
+ * rank 0 sets the size. */
 static int shared_set_size(tagg_file_t *f, uint64_t size)
 {
-    int code = MPI_File_set_size(tagg_store_shared_fh(f), (MPI_Offset)size);
+    shared_t *s = f->store;
+    if (s->own && f->rank != 0)
+        return 0;
+    MPI_File fh = s->own ? handle(f) : s->fh;
+    if (fh == MPI_FILE_NULL)
+        return -1;
+    int code = MPI_File_set_size(fh, (MPI_Offset)size);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_File_set_size", code);
         return -1;
@@ -122,9 +178,13 @@ static int shared_set_size(tagg_file_t *f, uint64_t size)
     return 0;
 }
 
+/* Collective (the file layer agrees after it): each rank syncs what it wrote. */
 static int shared_sync(tagg_file_t *f)
 {
-    int code = MPI_File_sync(tagg_store_shared_fh(f));
+    shared_t *s = f->store;
+    if (s->own && !s->opened)
+        return 0;
+    int code = MPI_File_sync(s->fh);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_File_sync", code);
         return -1;

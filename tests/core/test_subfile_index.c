@@ -16,6 +16,7 @@
 #include "sf_path.h"
 #include "stripe_notes.h"
 #include "subfile_index.h"
+#include "sf_stripe_codec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -358,6 +359,28 @@ static void test_path_rule(void **state)
     tagg_sf_index_free(&ix);
 }
 
+/* The index text with suffix inserted after the line starting with `after`
+ * (re-checksummed), parsed. */
+static int parse_with(const char *text, size_t len, const char *after, const char *suffix, tagg_sf_index_t *out,
+                      char *err)
+{
+    char  *at = strstr(text, after);
+    size_t sl = strlen(suffix);
+    assert_non_null(at);
+    at += strlen(after);
+    char  *t2   = malloc(len + sl + 1);
+    size_t head = (size_t)(at - text);
+    memcpy(t2, text, head);
+    memcpy(t2 + head, suffix, sl);
+    memcpy(t2 + head + sl, at, len - head);
+    size_t l2   = len + sl;
+    char  *last = t2 + l2 - 29; /* re-checksum: "index_crc64 " + 16 + '\n' */
+    snprintf(last + 12, 18, "%016llx\n", (unsigned long long)tagg_crc64(0, t2, (size_t)(last - t2)));
+    int rc = tagg_sf_index_parse(t2, l2, out, err, 512);
+    free(t2);
+    return rc;
+}
+
 /* Per-stripe records: lookup, checks, holes, and the stripe lines a reader refuses. */
 static void test_stripes(void **state)
 {
@@ -368,7 +391,7 @@ static void test_stripes(void **state)
     assert_int_equal(tagg_sf_stripe_len(0, 4096, 0), 0);
     char buf[100];
     memset(buf, 0, sizeof buf);
-    tagg_sf_stripe_t st[2] = {{2, 0}, {5, 0}};
+    tagg_sf_stripe_t st[2] = {{2, 0, 0}, {5, 0, 0}};
     st[1].crc = tagg_crc64(0, "hello", 5);
     uint64_t got;
     assert_int_equal(tagg_sf_stripe_ok(st, 2, 0, buf, sizeof buf, &got), 1); /* a hole of zeros */
@@ -392,21 +415,43 @@ static void test_stripes(void **state)
     expect_reject(text, "out of order");
     free(text);
     tagg_sf_index_free(&ix);
-    /* a compressed stripe of a later format: refused, never misread */
+    /* compressed stripes (issue 15): "s J CRC ENC STORED_OFFSET STORED_SIZE LOGICAL_SIZE" */
     make_index(&ix);
     assert_int_equal(tagg_sf_index_format(&ix, &text, &len), 0);
-    char  *at = strstr(text, "\ns 3 abcdef0123456789\n") + 21, *t2 = malloc(len + 64);
-    size_t head = (size_t)(at - text);
-    memcpy(t2, text, head);
-    memcpy(t2 + head, " zstd 0 100 4096", 16);
-    memcpy(t2 + head + 16, at, len - head);
-    size_t l2 = len + 16;
-    char  *last = t2 + l2 - 29; /* re-checksum: "index_crc64 " + 16 + '\n' */
-    snprintf(last + 12, 18, "%016llx\n", (unsigned long long)tagg_crc64(0, t2, (size_t)(last - t2)));
     tagg_sf_index_t back;
-    assert_int_equal(tagg_sf_index_parse(t2, l2, &back, err, sizeof err), -1);
-    assert_non_null(strstr(err, "encoding this tagg does not know"));
-    free(t2);
+    assert_int_equal(parse_with(text, len, "\ns 3 abcdef0123456789", " zstd 4096 100 4096", &back, err), 0);
+    assert_int_equal(back.nst, 3);
+    assert_int_equal(TAGG_SFZ_FORM_ENC(back.st[1].form), TAGG_SFZ_ZSTD);
+    assert_int_equal(TAGG_SFZ_FORM_STORED(back.st[1].form), 100);
+    assert_int_equal(back.st[0].form, 0); /* the others stay raw */
+    assert_int_equal(tagg_sf_any_compressed(&back), 1);
+    { /* written back the same */
+        char  *t3;
+        size_t l3;
+        assert_int_equal(tagg_sf_index_format(&back, &t3, &l3), 0);
+        assert_non_null(strstr(t3, "\ns 3 abcdef0123456789 zstd 4096 100 4096\n"));
+        free(t3);
+    }
+    tagg_sf_index_free(&back);
+    static const struct {
+        const char *suffix, *msg;
+    } bad[] = {
+        {" brotli 4096 100 4096", "encoding this tagg does not know"}, /* a later codec: refused, never misread */
+        {" zstd 0 100 4096", "impossible extent"},                    /* not the stripe's slot */
+        {" zstd 4096 4096 4096", "impossible extent"},                /* does not shrink */
+        {" zstd 4096 40 4096", "impossible extent"},                  /* not even a header */
+        {" zstd 4096 100 2048", "impossible extent"},                 /* not a whole stripe */
+        {" zstd 4096 100", "bad compressed stripe line"},
+        {" zstd 4096 100 4096 7", "bad compressed stripe line"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(parse_with(text, len, "\ns 3 abcdef0123456789", bad[i].suffix, &back, err), -1);
+        if (!strstr(err, bad[i].msg))
+            fail_msg("'%s': %s", bad[i].suffix, err);
+    }
+    /* stripe 19 is the partial last one: never compressed */
+    assert_int_equal(parse_with(text, len, "\ns 19 0000000000000003", " lz4 24576 100 4096", &back, err), -1);
+    assert_non_null(strstr(err, "impossible extent"));
     free(text);
     tagg_sf_index_free(&ix);
 }

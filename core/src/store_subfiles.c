@@ -55,6 +55,8 @@
 #include "subfile_index.h"
 #include "sf_path.h"
 #include "stripe_notes.h"
+#include "sf_stripe_codec.h"
+#include "compression.h"
 #include "fault.h"
 #include "tier.h"
 
@@ -94,6 +96,12 @@ typedef struct {
     uint64_t        cut;     /* smallest size set in this open (UINT64_MAX: none) */
     pthread_mutex_t mu;      /* the notes (async workers write too) */
     int             held;    /* rank 0 of a writer: the index is in held[] */
+    /* compression (sf_stripe_codec.h): z.enc codec of whole-stripe writes; zmay:
+     * a stripe may be stored compressed (z.enc, or the index has some) */
+    tagg_sfz_t      z;
+    int             zmay;
+    char           *zbuf; /* 2 stripes: a decoded stripe (zj: its number + 1) and scratch */
+    uint64_t        zj;
     dev_t           hdev;
     ino_t           hino;
 } sub_t;
@@ -162,8 +170,9 @@ static void sub_free(sub_t *s)
     if (s->meta_fd >= 0)
         close(s->meta_fd);
     tagg_sf_index_free(&s->ix);
-    free(s->written.key), free(s->written.crc), free(s->written.state);
-    free(s->checked.key), free(s->checked.crc), free(s->checked.state);
+    tagg_notes_free(&s->written);
+    tagg_notes_free(&s->checked);
+    tagg_sfz_free(&s->z), free(s->zbuf);
     free(s->vbuf);
     if (s->held)
         held_note(NULL, 0, &s->hdev, &s->hino);
@@ -515,6 +524,27 @@ static int nvr_setup(tagg_file_t *f, sub_t *s, const char *nodes, int created)
     return 0;
 }
 
+/* Compression of this open (the same on every rank: the configuration and
+ * the index are): the codec of whole-stripe writes, and whether any stripe
+ * may be compressed. */
+static int zsetup(tagg_file_t *f, sub_t *s)
+{
+    unsigned          enc = s->writable && !s->ix.nvr ? tagg_compression_codec(&f->cfg, s->ix.stripe) : 0;
+    tagg_codec_opts_t o;
+    char              err[ERRLEN];
+    tagg_codec_opts_default(&o);
+    o.level    = f->cfg.compression_level;
+    o.shuffle  = (tagg_shuffle_t)f->cfg.compression_shuffle;
+    o.typesize = (size_t)f->cfg.compression_typesize;
+    tagg_sfz_free(&s->z);
+    if (tagg_sfz_init(&s->z, enc, &o, s->ix.stripe, err, sizeof err) < 0) {
+        TAGG_ERR(TAGG_E_CONFIG, "compression: %s", err);
+        return -1;
+    }
+    s->zmay = enc || tagg_sf_any_compressed(&s->ix);
+    return 0;
+}
+
 static int sub_open(tagg_file_t *f, unsigned flags)
 {
     char     err[ERRLEN] = "";
@@ -528,6 +558,7 @@ static int sub_open(tagg_file_t *f, unsigned flags)
         s->meta_fd = -1;
         s->cut     = UINT64_MAX;
         pthread_mutex_init(&s->mu, NULL);
+        tagg_sfz_init(&s->z, 0, NULL, 1, NULL, 0);
     }
     if ((flags & TAGG_OPEN_CREAT) && f->cfg.subfiles == 0 && !nvr_create && count_nodes(f, &nodes) < 0)
         rc = -1;
@@ -603,6 +634,8 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     s->writable = (flags & TAGG_OPEN_RDWR) != 0;
     s->limit    = !s->writable && s->ix.closed;
     s->verify   = !s->writable && f->cfg.verify && s->ix.closed;
+    if (rc == 0 && zsetup(f, s) < 0)
+        rc = -1;
     if (tagg_agree(f->comm, rc, "opening the subfiles") < 0) {
         free(names);
         sub_free(s);
@@ -708,12 +741,17 @@ static int verify_whole(tagg_file_t *f, int fd, uint32_t k, const char *name)
 /* A read of a read-only open: n bytes at local in fd, stripe j of space sp
  * (0 data, 1 metadata file), never past the recorded size; verified the first
  * time this rank reads the stripe. */
+static int zread(tagg_file_t *f, int fd, uint32_t k, uint64_t j, uint64_t local, uint64_t n, char *buf, const char *name,
+                 uint64_t limit);
 static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, uint64_t local, uint64_t n, char *buf,
                         const char *name)
 {
     sub_t   *s     = sub_of(f);
     uint64_t S     = s->ix.stripe;
     uint64_t limit = !s->limit ? UINT64_MAX : sp ? s->ix.meta.size : s->ix.sub[k].size;
+    int      zr    = !sp && s->zmay ? zread(f, fd, k, j, local, n, buf, name, limit) : 0; /* compressed stripes */
+    if (zr)
+        return zr < 0 ? -1 : 0;
     if (s->verify && s->ix.version < TAGG_SF_VERSION_3) { /* old formats: whole files */
         uint64_t key = UINT64_MAX / 2 - (sp ? s->ix.count : k);
         if (!tagg_notes_get(&s->checked, key)) {
@@ -768,6 +806,95 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
     return 0;
 }
 
+/* Compression hooks (sf_stripe_codec.h). A write of n bytes at local of
+ * data stripe j: a whole stripe goes through the codec, a partial one expands
+ * a compressed stripe first. 1 done (*form: the stored form), 0 not this
+ * hook's (write raw as usual), -1 failed. */
+static int zwrite(tagg_file_t *f, int fd, uint64_t j, uint64_t local, uint64_t n, const char *buf, uint64_t crc,
+                  uint64_t *form, const char *name)
+{
+    sub_t   *s = sub_of(f);
+    uint64_t S = s->ix.stripe, base = local - local % S;
+    char     err[ERRLEN];
+    int      expanded = 0, rc;
+    if (!s->zmay)
+        return 0;
+    if (n == S && local % S == 0) {
+        if (!s->z.enc) /* raw, over whatever the slot held */
+            return 0;
+        rc = tagg_sfz_put_whole(&s->z, fd, base, buf, (size_t)n, crc, form, err, sizeof err);
+        if (rc == 0) {
+            __atomic_add_fetch(&f->stats.comp_logical, n, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&f->stats.comp_stored, *form ? TAGG_SFZ_FORM_STORED(*form) : n, __ATOMIC_RELAXED);
+            __atomic_add_fetch(*form ? &f->stats.comp_stripes : &f->stats.comp_raw, 1, __ATOMIC_RELAXED);
+        }
+    }
+    else
+        rc = tagg_sfz_put_part(&s->z, fd, base, S, local % S, buf, (size_t)n, &expanded, err, sizeof err);
+    if (rc < 0) {
+        TAGG_ERR(TAGG_E_IO, "stripe %llu of subfile '%s' (compression): %s", (unsigned long long)j, name, err);
+        return -1;
+    }
+    return 1;
+}
+
+/* A read of n bytes at local of data stripe j (read_checked): 1 done from a
+ * compressed stripe, 0 raw (read as usual), -1 failed (damaged: the message
+ * names the subfile and stripe). A closed file read-only: the index says
+ * which stripes are compressed; an open one: the slot's header does. */
+static int zread(tagg_file_t *f, int fd, uint32_t k, uint64_t j, uint64_t local, uint64_t n, char *buf, const char *name,
+                 uint64_t limit)
+{
+    sub_t   *s = sub_of(f);
+    uint64_t S = s->ix.stripe, base = local - local % S, form = 0;
+    char     err[ERRLEN] = "";
+    int      rc = 0;
+    if (s->limit) { /* closed, read-only: by the index, decoded once per stripe */
+        const tagg_sf_stripe_t *r = tagg_sf_stripe_find(s->ix.st, s->ix.nst, j);
+        if (!r || !r->form)
+            return 0;
+        if (!s->zbuf && !(s->zbuf = malloc(2 * (size_t)S)))
+            return TAGG_ERR(TAGG_E_NOMEM, "out of memory (decompression buffers)"), -1;
+        if (s->zj != j + 1) {
+            s->zj = 0;
+            rc    = tagg_sfz_load_form(fd, base, (size_t)S, limit, r->form, r->crc, s->zbuf, s->zbuf + S, err, sizeof err);
+            form  = r->form;
+            if (rc == 0)
+                s->zj = j + 1;
+        }
+        else
+            form = r->form;
+    }
+    else { /* an open file: probe the slot's header first (raw stripes cost 40 bytes more) */
+        unsigned char h[TAGG_SFZ_HDR];
+        unsigned      enc;
+        uint64_t      lg, pl, crc;
+        if (tagg_sf_pread_upto(fd, h, sizeof h, base, limit) < 0)
+            return TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name,
+                            strerror(errno)),
+                   -1;
+        if (!tagg_sfz_header(h, &enc, &lg, &pl, &crc) || lg != S)
+            return 0;
+        if (!s->zbuf && !(s->zbuf = malloc(2 * (size_t)S)))
+            return TAGG_ERR(TAGG_E_NOMEM, "out of memory (decompression buffers)"), -1;
+        s->zj = 0; /* other ranks write: no cache */
+        rc    = tagg_sfz_slot_load(fd, base, (size_t)S, limit, s->zbuf, s->zbuf + S, &form, err, sizeof err);
+    }
+    if (rc < 0) {
+        TAGG_ERR(TAGG_E_IO,
+                 "subfile %u '%s', stripe %llu (compressed%s%s, file addresses %llu..%llu): %s (the file was changed or "
+                 "damaged after it was written; see tagg-fuse --check)",
+                 (unsigned)k, name, (unsigned long long)j, form ? ", " : "",
+                 form ? tagg_sfz_name(TAGG_SFZ_FORM_ENC(form)) : "", (unsigned long long)(j * S),
+                 (unsigned long long)(j * S + S - 1), err);
+        return -1;
+    }
+    if (!form)
+        return 0;
+    memcpy(buf, s->zbuf + local % S, (size_t)n);
+    return 1;
+}
+
 /* Moves one piece that lies within one stripe. */
 static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t dir)
 {
@@ -794,7 +921,12 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
                  (unsigned long long)n, (unsigned long long)local, name, strerror(ENOSPC));
         return -1;
     }
-    for (uint64_t done = 0; done < n;) {
+    int      full = off % S == 0 && n == S;
+    uint64_t crc  = full ? tagg_crc64(0, buf, (size_t)n) : 0, form = 0;
+    int      zr   = sp ? 0 : zwrite(f, fd, j, local, n, buf, crc, &form, name); /* compression: 1 done, -1 failed */
+    if (zr < 0)
+        return -1;
+    for (uint64_t done = 0; !zr && done < n;) {
         ssize_t got = pwrite(fd, buf + done, n - done, (off_t)(local + done));
         if (got < 0 && errno == EINTR)
             continue;
@@ -807,11 +939,9 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
         }
         done += (uint64_t)got;
     }
-    /* the note: a whole stripe brings its checksum, anything else re-reads it at close */
-    int      full = off % S == 0 && n == S;
-    uint64_t crc  = full ? tagg_crc64(0, buf, (size_t)n) : 0;
+    /* the note: a whole stripe brings its checksum (and stored form), anything else re-reads it at close */
     pthread_mutex_lock(&s->mu);
-    int rc = tagg_notes_put(&s->written, 2 * j + (uint64_t)sp, full ? NOTE_FULL : NOTE_DIRTY, crc);
+    int rc = tagg_notes_put_form(&s->written, 2 * j + (uint64_t)sp, full ? NOTE_FULL : NOTE_DIRTY, crc, form);
     pthread_mutex_unlock(&s->mu);
     if (rc < 0)
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (noting written stripes)");
@@ -922,6 +1052,21 @@ static int cut_file(int fd, const char *path, uint64_t size, const char *what)
     return rc < 0 ? -1 : 0;
 }
 
+/* The stripe at slot base of subfile k, expanded if it is compressed. */
+static int zexpand(tagg_file_t *f, uint32_t k, uint64_t base)
+{
+    sub_t *s  = sub_of(f);
+    int    fd = fd_of(f, k, base);
+    char   err[ERRLEN];
+    if (fd < 0)
+        return -1;
+    if (tagg_sfz_expand(&s->z, fd, base, err, sizeof err) < 0) {
+        TAGG_ERR(TAGG_E_IO, "setting the size: subfile '%s' at %llu: %s", s->paths[k], (unsigned long long)base, err);
+        return -1;
+    }
+    return 0;
+}
+
 /* Collective: subfile k is cut or extended by its keeper (the metadata file
  * by rank 0). Notes of stripes past the new end go; the stripe holding the
  * end is re-read at close. */
@@ -934,7 +1079,9 @@ static int sub_set_size(tagg_file_t *f, uint64_t size)
         if (keeper(f, s, k) != f->rank)
             continue;
         uint64_t want = tagg_sf_subfile_size(size, S, s->ix.count, k);
-        if (cut_file(s->fd[k], s->paths[k], want, "subfile") < 0)
+        if (s->zmay && size % S && (size / S) % s->ix.count == k && zexpand(f, k, want - want % S) < 0)
+            rc = -1; /* a cut through a compressed stripe: expanded first */
+        else if (cut_file(s->fd[k], s->paths[k], want, "subfile") < 0)
             rc = -1;
     }
     /* the metadata file is only ever cut: extending it would make a sparse copy
@@ -1022,7 +1169,7 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, tagg_
                     return -1;
                 continue;
             }
-            if (tagg_sf_stripe_append(&out[sp], &nout[sp], j, old[i].crc) < 0)
+            if (tagg_sf_stripe_append_form(&out[sp], &nout[sp], j, old[i].crc, old[i].form) < 0)
                 return -1;
         }
     }
@@ -1030,7 +1177,7 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, tagg_
         uint64_t key = notes[3 * i], e = i;
         int      dirty_ = 0;
         while (e < nn && notes[3 * e] == key)
-            dirty_ |= notes[3 * e + 1] != NOTE_FULL, e++;
+            dirty_ |= (notes[3 * e + 1] & 0xff) != NOTE_FULL, e++;
         dirty_ |= e - i > 1; /* several ranks wrote it: their order is unknown */
         uint64_t j = key / 2;
         int      sp = (int)(key % 2);
@@ -1039,7 +1186,7 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, tagg_
                 if (add_dirty(dirty, nd, &dcap, key) < 0)
                     return -1;
             }
-            else if (tagg_sf_stripe_append(&out[sp], &nout[sp], j, notes[3 * i + 2]) < 0)
+            else if (tagg_sf_stripe_append_form(&out[sp], &nout[sp], j, notes[3 * i + 2], notes[3 * i + 1] >> 8) < 0)
                 return -1;
         }
         i = e;
@@ -1094,7 +1241,8 @@ static int write_index(tagg_file_t *f, int want_final)
         rc = -1;
     for (size_t i = 0, w = 0; notes && i < s->written.cap; i++)
         if (s->written.key[i])
-            notes[w++] = s->written.key[i] - 1, notes[w++] = s->written.state[i], notes[w++] = s->written.crc[i];
+            notes[w++] = s->written.key[i] - 1, notes[w++] = s->written.state[i] | s->written.form[i] << 8,
+            notes[w++] = s->written.crc[i]; /* state | stored form << 8 (forms fit in 56 bits) */
     if (tagg_agree(f->comm, notes && rc == 0 ? 0 : -1, "gathering the stripe notes") < 0) {
         rc = -1;
         goto done;
@@ -1128,8 +1276,8 @@ static int write_index(tagg_file_t *f, int want_final)
         rc = -1;
     if (nd && !vbuf_of(s))
         rc = -1;
-    res    = calloc(2 * (size_t)nd + 1, sizeof *res);
-    allres = calloc(2 * (size_t)nd + 1, sizeof *allres);
+    res    = calloc(3 * (size_t)nd + 1, sizeof *res);
+    allres = calloc(3 * (size_t)nd + 1, sizeof *allres);
     rfd    = malloc(((size_t)N + 1) * sizeof *rfd);
     if (!res || !allres || !rfd)
         rc = -1;
@@ -1154,20 +1302,33 @@ static int write_index(tagg_file_t *f, int want_final)
             rc = -1;
             break;
         }
-        if (tagg_sf_pread_upto(rfd[slot], s->vbuf, (size_t)len, local, UINT64_MAX) < 0) {
+        uint64_t form = 0;
+        if (!sp && s->zmay) { /* the slot says whether it is compressed (sf_stripe_codec.h) */
+            char zerr[ERRLEN];
+            if (!s->zbuf && !(s->zbuf = malloc(2 * (size_t)S)))
+                snprintf(zerr, sizeof zerr, "out of memory"), rc = -1;
+            else if (tagg_sfz_slot_load(rfd[slot], local, (size_t)len, UINT64_MAX, s->vbuf, s->zbuf, &form, zerr,
+                                        sizeof zerr) < 0)
+                rc = -1;
+            if (rc < 0) {
+                snprintf(err, sizeof err, "reading back stripe %llu of '%.400s': %.500s", (unsigned long long)j, path, zerr);
+                break;
+            }
+        }
+        else if (tagg_sf_pread_upto(rfd[slot], s->vbuf, (size_t)len, local, UINT64_MAX) < 0) {
             snprintf(err, sizeof err, "reading back stripe %llu of '%s': %s", (unsigned long long)j, path, strerror(errno));
             rc = -1;
             break;
         }
-        if (!tagg_sf_all_zero(s->vbuf, (size_t)len))
-            res[2 * i] = tagg_crc64(0, s->vbuf, (size_t)len), res[2 * i + 1] = 1;
+        if (form || !tagg_sf_all_zero(s->vbuf, (size_t)len)) /* a compressed slot is never a hole */
+            res[3 * i] = tagg_crc64(0, s->vbuf, (size_t)len), res[3 * i + 1] = 1, res[3 * i + 2] = form;
     }
     for (uint32_t k = 0; k <= N; k++)
         if (rfd[k] >= 0)
             close(rfd[k]);
     if (agree_msg(f, rc, err, "checksumming the written stripes") < 0)
         goto done;
-    if (nd && (code = MPI_Reduce(res, allres, (int)(2 * nd), MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS) {
+    if (nd && (code = MPI_Reduce(res, allres, (int)(3 * nd), MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Reduce (stripe checksums)", code);
         rc = -1;
         goto done;
@@ -1176,8 +1337,8 @@ static int write_index(tagg_file_t *f, int want_final)
     /* rank 0: the final index */
     if (f->rank == 0) {
         for (uint64_t i = 0; rc == 0 && i < nd; i++)
-            if (allres[2 * i + 1] &&
-                tagg_sf_stripe_append(&out[dirty[i] % 2], &nout[dirty[i] % 2], dirty[i] / 2, allres[2 * i]) < 0)
+            if (allres[3 * i + 1] && tagg_sf_stripe_append_form(&out[dirty[i] % 2], &nout[dirty[i] % 2], dirty[i] / 2,
+                                                                 allres[3 * i], allres[3 * i + 2]) < 0)
                 rc = -1;
         tagg_sf_stripes_sort(out[0], nout[0]);
         tagg_sf_stripes_sort(out[1], nout[1]);

@@ -533,7 +533,7 @@ static void test_notes(void **state)
     tagg_notes_cut(&m, 100); /* keys 2*j + space: stripes below 100 are keys below 200 */
     for (uint64_t k = 0; k < 70000; k += 7)
         assert_int_equal(tagg_notes_get(&m, k) != 0, k < 200);
-    free(m.key), free(m.crc), free(m.state);
+    tagg_notes_free(&m);
 }
 
 int main(void)

@@ -41,11 +41,12 @@
 /* Codec ids in headers and forms (stable: the names are in the index). */
 enum { TAGG_SFZ_RAW = 0, TAGG_SFZ_LZ4 = 1, TAGG_SFZ_ZSTD, TAGG_SFZ_BLOSC_LZ4, TAGG_SFZ_BLOSC_ZSTD, TAGG_SFZ_COUNT_ };
 
-/* A stripe's stored form packed in 64 bits: codec id << 56 | stored size
- * (header included); 0 = raw. */
-#define TAGG_SFZ_FORM(enc, stored) (((uint64_t)(enc) << 56) | (uint64_t)(stored))
-#define TAGG_SFZ_FORM_ENC(form) ((unsigned)((form) >> 56))
-#define TAGG_SFZ_FORM_STORED(form) ((form) & ((UINT64_C(1) << 56) - 1))
+/* A stripe's stored form packed in 56 bits (the close packs it with a note's
+ * state): codec id << 48 | stored size (header included, < S <= 1 GiB);
+ * 0 = raw. */
+#define TAGG_SFZ_FORM(enc, stored) (((uint64_t)(enc) << 48) | (uint64_t)(stored))
+#define TAGG_SFZ_FORM_ENC(form) ((unsigned)(((form) >> 48) & 0xff))
+#define TAGG_SFZ_FORM_STORED(form) ((form) & ((UINT64_C(1) << 48) - 1))
 
 /* The name of codec id enc ("lz4", ...), NULL for raw or unknown. */
 const char *tagg_sfz_name(unsigned enc);

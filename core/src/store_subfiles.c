@@ -527,9 +527,8 @@ static int nvr_setup(tagg_file_t *f, sub_t *s, const char *nodes, int created)
 /* Compression of this open (the same on every rank: the configuration and
  * the index are): the codec of whole-stripe writes, and whether any stripe
  * may be compressed. */
-static int zsetup(tagg_file_t *f, sub_t *s)
+static int zsetup(tagg_file_t *f, sub_t *s, unsigned enc)
 {
-    unsigned          enc = s->writable && !s->ix.nvr ? tagg_compression_codec(&f->cfg, s->ix.stripe) : 0;
     tagg_codec_opts_t o;
     char              err[ERRLEN];
     tagg_codec_opts_default(&o);
@@ -634,7 +633,11 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     s->writable = (flags & TAGG_OPEN_RDWR) != 0;
     s->limit    = !s->writable && s->ix.closed;
     s->verify   = !s->writable && f->cfg.verify && s->ix.closed;
-    if (rc == 0 && zsetup(f, s) < 0)
+    /* the codec of this open: rank 0's (compression=auto reads the tiers file) */
+    unsigned enc = rc == 0 && f->rank == 0 && s->writable && !s->ix.nvr ? tagg_compression_codec(&f->cfg, s->ix.stripe) : 0;
+    if ((code = MPI_Bcast(&enc, 1, MPI_UNSIGNED, 0, f->comm)) != MPI_SUCCESS)
+        TAGG_ERR_MPI("MPI_Bcast (compression)", code), rc = -1;
+    if (rc == 0 && zsetup(f, s, enc) < 0)
         rc = -1;
     if (tagg_agree(f->comm, rc, "opening the subfiles") < 0) {
         free(names);

@@ -115,7 +115,8 @@ static void make_pattern(pattern_t *p, int nranks, int kind, uint64_t base)
 
 /* With compression= in CONFIG, two regions of every three 4 KiB are runs of 64 equal bytes (they compress) and
  * the third keeps the scrambled values (it does not: stored raw), so both stored forms meet. */
-static int compressible;
+static int      compressible;
+static uint64_t zsum; /* bytes given to a codec over the run (TAGG_TEST_EXPECT_COMP) */
 static unsigned char value(int pat, uint64_t off)
 {
     if (compressible && (off >> 12) % 3 != 2)
@@ -253,6 +254,21 @@ int main(int argc, char **argv)
                 ok = 0;
             }
         }
+        /* compression=auto: the test says whether the model should have compressed (TAGG_TEST_EXPECT_COMP=1/0) */
+        const char *expect = getenv("TAGG_TEST_EXPECT_COMP");
+        if (expect && p.size) {
+            uint64_t zs = f->stats.comp_stripes, all = 0;
+            MPI_Allreduce(&zs, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+            uint64_t logical = f->stats.comp_logical, lall = 0;
+            MPI_Allreduce(&logical, &lall, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+            zsum += lall;
+            if (!atoi(expect) && lall != 0) { /* no whole stripe given to a codec (1: checked over the run) */
+                if (rank == 0)
+                    fprintf(stderr, "pattern %d: TAGG_TEST_EXPECT_COMP=%s but %llu bytes (%llu stripes compressed) went through a codec\n",
+                            pat, expect, (unsigned long long)lall, (unsigned long long)all);
+                ok = 0;
+            }
+        }
         /* collective read into other memory */
         tagg_extents_reset(&x);
         uint64_t m = 0;
@@ -333,6 +349,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "FAIL pattern %d (kind %d, %s, %s)\n", pat, kind, rewrite ? "written twice" : "written once", argv[3]);
         free(mem), free(back);
         pattern_free(&p);
+    }
+    if (getenv("TAGG_TEST_EXPECT_COMP") && atoi(getenv("TAGG_TEST_EXPECT_COMP")) && zsum == 0) {
+        if (rank == 0)
+            fprintf(stderr, "TAGG_TEST_EXPECT_COMP=1 but no stripe went through a codec in the whole run\n");
+        fails++;
     }
     if (rank == 0) {
         unlink(path);

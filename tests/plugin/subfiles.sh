@@ -5,8 +5,10 @@
 # tagg-fuse --check on the intact file and on damaged copies; H5Fdelete.
 #   subfiles.sh NP WORKLOAD TAGG_FUSE WORKDIR [EXTRA_CONFIG]
 # EXTRA_CONFIG (e.g. "compression=zstd") is added to the writer's configuration;
-# with compression= the index must record compressed stripes, the summary a
-# ratio below 1, and a damaged compressed stripe must fail on every rank.
+# with compression= the summary must report a ratio below 1 (this workload's
+# small strided datasets give few whole stripes, most of them expanded again
+# by later partial writes: the probe and expansion paths; compression.sh
+# covers compressed stripes that stay, and their damage).
 # Environment (from CTest): MPIEXEC NPFLAG PREFLAGS H5DIFF H5DUMP PLUGIN_DIR
 set -u
 np=$1 prog=$2 fuse=$3 work=$4 extra=${5:-}
@@ -38,8 +40,6 @@ for md in coll indep; do
 
   # the files: an index that says what it is, N non-empty subfiles
   if [ $comp = 1 ]; then
-    nz=$(grep -ac '^s [0-9]* [0-9a-f]* [a-z0-9-]* [0-9]* [0-9]* [0-9]*$' sf.h5)
-    [ "$nz" -gt 0 ] && ok "$md: the index records $nz compressed stripes" || bad "$md: no compressed stripe in the index"
     ratio=$(grep -o 'comp_ratio=[0-9.]*' sf.out | head -1 | cut -d= -f2)
     awk -v r="${ratio:-1}" 'BEGIN { exit !(r < 1) }' && ok "$md: summary reports comp_ratio=$ratio" \
       || bad "$md: summary comp_ratio '${ratio}' (want < 1): $(grep -o 'compression=.*' sf.out | head -1)"
@@ -77,33 +77,11 @@ done
 # damaged copies: each must fail --check with the right message
 mkdir -p damaged
 fresh() { rm -f damaged/*; cp sf.h5 sf.h5.tagg.* damaged/; }
-if [ $comp = 0 ]; then
 fresh; printf '\x55' | dd of=damaged/sf.h5.tagg.1of3 bs=1 seek=5000 conv=notrunc status=none
 cmp -s sf.h5.tagg.1of3 damaged/sf.h5.tagg.1of3 && printf '\xaa' | dd of=damaged/sf.h5.tagg.1of3 bs=1 seek=5000 conv=notrunc status=none
 expect_fail "one byte changed in a subfile" "CHECKSUM MISMATCH subfile 1" "$fuse" --check damaged/sf.h5
 expect_fail "fusing it" "CHECKSUM MISMATCH subfile 1" "$fuse" damaged/sf.h5 damaged/out.h5
 [ -e damaged/out.h5 ] && bad "fused output of damaged input left behind" || ok "fused output of damaged input removed"
-else
-# a compressed stripe damaged: in its codec block, and in its header
-for at in 100 20; do
-  fresh
-  line=$(grep -a '^s [0-9]* [0-9a-f]* [a-z0-9-]* [0-9]* [0-9]* [0-9]*$' sf.h5 | head -1)
-  [ -n "$line" ] || { bad "no compressed stripe to damage"; break; }
-  set -- $line; j=$2 off=$5 k=$(( $2 % N ))
-  [ "$6" -gt "$at" ] || at=50
-  printf '\x55' | dd of=damaged/sf.h5.tagg.${k}of$N bs=1 seek=$((off + at)) conv=notrunc status=none
-  cmp -s sf.h5.tagg.${k}of$N damaged/sf.h5.tagg.${k}of$N && printf '\xaa' | dd of=damaged/sf.h5.tagg.${k}of$N bs=1 seek=$((off + at)) conv=notrunc status=none
-  expect_fail "compressed stripe $j damaged at byte $at of its block: --check" "subfile $k .*stripe $j (compressed" "$fuse" --check damaged/sf.h5
-  expect_fail "compressed stripe $j damaged: fusing it" "stripe $j (compressed" "$fuse" damaged/sf.h5 damaged/out.h5
-  [ -e damaged/out.h5 ] && bad "fused output of damaged input left behind" || ok "fused output of damaged input removed"
-  # through tagg: an error (no crash, no hang) that every rank reports
-  tagg run "$np" "$prog" damaged/sf.h5 default coll verify > fail.out 2>&1 && bad "reading a damaged compressed stripe succeeded" \
-    || { r=0; for p in $(seq 0 $((np - 1))); do grep -q "MPI-process $p" fail.out && r=$((r + 1)); done
-         grep -q "stripe $j (compressed" fail.out && [ $r = "$np" ] \
-           && ok "reading it through tagg: an error naming subfile $k stripe $j on all $np ranks" \
-           || { bad "reading it through tagg: message or ranks ($r of $np report)"; grep -a "stripe\|process\|Signal\|Abort" fail.out | head -20; }; }
-done
-fi
 fresh; rm damaged/sf.h5.tagg.2of3
 expect_fail "a subfile deleted" "MISSING subfile 2" "$fuse" --check damaged/sf.h5
 expect_fail "opening it through tagg (4 ranks, no hang)" "subfile 2 of .* is missing" \

@@ -1420,7 +1420,9 @@ static int drain(tagg_file_t *f)
     if (mfd >= 0)
         close(mfd);
     rc = agree_msg(f, rc, err, "draining the node-local subfiles (drain=close)");
-    int code, m = (int)(2 * nst);
+    /* the records travel as words: a tagg_sf_stripe_t is SW uint64_t (j, crc, form) */
+    enum { SW = sizeof(tagg_sf_stripe_t) / sizeof(uint64_t) };
+    int code, m = (int)(SW * nst);
     if (rc == 0 && (code = MPI_Reduce(mine, all, (int)N, MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS)
         TAGG_ERR_MPI("MPI_Reduce (drained sizes)", code), rc = -1;
     if (rc == 0 && f->rank == 0 &&
@@ -1433,7 +1435,7 @@ static int drain(tagg_file_t *f)
     if (rc == 0 && f->rank == 0) {
         for (int r = 0; r < f->size; r++)
             displs[r] = tot, tot += counts[r];
-        if (!(allst = malloc(((size_t)tot / 2 + 1) * sizeof *allst)))
+        if (!(allst = malloc(((size_t)tot / SW + 1) * sizeof *allst)))
             rc = -1;
     }
     if (rc == 0)
@@ -1451,8 +1453,8 @@ static int drain(tagg_file_t *f)
                 snprintf(err, sizeof err, "out of memory"), rc = -1;
         }
         if (rc == 0) {
-            tagg_sf_stripes_sort(allst, (uint64_t)tot / 2);
-            nx.st  = allst, nx.nst = (uint64_t)tot / 2;
+            tagg_sf_stripes_sort(allst, (uint64_t)tot / SW);
+            nx.st  = allst, nx.nst = (uint64_t)tot / SW;
             allst  = NULL;
             rc     = tagg_sf_index_write(f->path, &nx, 1, err, sizeof err);
         }

@@ -117,6 +117,8 @@ typedef struct {
     uint64_t crc;  /* CRC-64/XZ of those (logical) bytes */
     uint64_t form; /* stored form (sf_stripe_codec.h TAGG_SFZ_FORM): 0 raw, else codec and stored size */
 } tagg_sf_stripe_t;
+/* Records travel between ranks as uint64_t words (drain). */
+_Static_assert(sizeof(tagg_sf_stripe_t) == 3 * sizeof(uint64_t), "tagg_sf_stripe_t: three uint64_t, no padding");
 
 typedef struct {
     unsigned         version;

@@ -273,7 +273,7 @@ static int slot_lock(int fd, uint64_t base, uint64_t len, int lock)
     while ((rc = fcntl(fd, cmd, &fl)) < 0 && errno == EINTR)
         ;
 #ifdef F_OFD_SETLKW
-    if (rc < 0 && errno == EINVAL) { /* a file system without OFD locks */
+    if (rc < 0 && (errno == EINVAL || errno == EOPNOTSUPP || errno == ENOSYS)) { /* no OFD locks there */
         while ((rc = fcntl(fd, F_SETLKW, &fl)) < 0 && errno == EINTR)
             ;
     }

@@ -32,6 +32,14 @@
  * and stripe. Paths: only those sf_path.h derives, opened without following
  * links, regular files only.
  *
+ * Compression (compression=, issue 15; the logic in sf_stripe_codec.{c,h},
+ * here only hooks): zwrite() sends a whole-stripe piece through the codec and
+ * a partial piece through the expansion of a compressed stripe; zread()
+ * decodes compressed stripes (by the index when the file is closed and
+ * read-only, by the slot's header otherwise); the notes carry the stored form
+ * of whole stripes, the close's read-back probes dirty slots, and a cut
+ * through a compressed stripe expands it first (zexpand()).
+ *
  * destination=nvr (node-local subfiles, index format 2; MA-TAPIOCA's SSD as a
  * destination, seed 002 section 4.4). One subfile per node, in that node's
  * node-local directory (tagg_nvr_dir(): nvr_dir, $TMPDIR, /tmp, as the node's

@@ -18,6 +18,8 @@ const char *const tagg_persistency_names[] = {"none", "job", NULL};
 const char *const tagg_aggregate_names[]   = {"auto", "always", "never", NULL};
 const char *const tagg_destination_names[] = {"pfs", "nvr", NULL};
 const char *const tagg_drain_names[]       = {"none", "close", NULL};
+const char *const tagg_compression_names[] = {"none", "lz4", "zstd", "blosc-lz4", "blosc-zstd", "auto", NULL};
+const char *const tagg_cshuffle_names[]    = {"none", "byte", "bit", NULL};
 
 typedef enum { K_BOOL, K_INT, K_SIZE, K_ENUM, K_STR } kind_t;
 
@@ -323,6 +325,11 @@ int tagg_config_build(tagg_config_t *cfg, const char *env_str, const char *str, 
         why = "destination=nvr makes one subfile per node: subfiles must be 0";
     else if (cfg->destination == TAGG_DEST_NVR && cfg->backend != TAGG_BACKEND_TAPIOCA)
         why = "destination=nvr needs backend=tapioca (its aggregators are placed on the node that holds the data)";
+    else if (cfg->compression != TAGG_COMP_NONE && cfg->layout != TAGG_LAYOUT_SUBFILES)
+        why = "compression needs layout=subfiles (stripes are compressed where they are stored: add layout=subfiles, "
+              "or compression=none)";
+    else if (cfg->compression != TAGG_COMP_NONE && cfg->destination == TAGG_DEST_NVR)
+        why = "compression is not supported with destination=nvr (node-local subfiles): use compression=none";
     if (why) {
         if (err && errlen)
             snprintf(err, errlen, "%s", why);

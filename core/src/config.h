@@ -40,6 +40,7 @@
 #define TAGG_ENV_STAGING_BYTES "TAGG_STAGING_BYTES"
 #define TAGG_ENV_RECORD "TAGG_RECORD"
 #define TAGG_ENV_TUNING "TAGG_TUNING"
+#define TAGG_ENV_COMPRESSION "TAGG_COMPRESSION"
 
 /* Raw-data paths (the io backend registry in io.c). */
 typedef enum { TAGG_BACKEND_TAPIOCA = 0, TAGG_BACKEND_MPIIO, TAGG_BACKEND_COUNT_ } tagg_backend_t;
@@ -79,6 +80,20 @@ typedef enum { TAGG_DEST_PFS = 0, TAGG_DEST_NVR = 1, TAGG_DEST_COUNT_ } tagg_des
 
 /* When node-local subfiles are copied to the shared file system. */
 typedef enum { TAGG_DRAIN_NONE = 0, TAGG_DRAIN_CLOSE = 1, TAGG_DRAIN_COUNT_ } tagg_drain_t;
+
+/* Stripe compression of layout=subfiles (issue 15): none, one codec of
+ * codec.h (same names), or auto (the cost model chooses per file). */
+typedef enum {
+    TAGG_COMP_NONE = 0,
+    TAGG_COMP_LZ4,
+    TAGG_COMP_ZSTD,
+    TAGG_COMP_BLOSC_LZ4,
+    TAGG_COMP_BLOSC_ZSTD,
+    TAGG_COMP_AUTO,
+    TAGG_COMP_COUNT_
+} tagg_compression_t;
+/* The pre-conditioner of the blosc codecs (codec.h tagg_shuffle_t order). */
+typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_COUNT_ } tagg_cshuffle_t;
 
 /* X(name, kind, field type, env var, default text, min, max, enum names, help)
  * kind: BOOL, INT, SIZE (accepts K/M/G suffixes), ENUM, STR. */
@@ -158,6 +173,22 @@ typedef enum { TAGG_DRAIN_NONE = 0, TAGG_DRAIN_CLOSE = 1, TAGG_DRAIN_COUNT_ } ta
       "time a rank reads it (the whole stored stripe is read for that); a mismatch is an error naming the " \
       "subfile and stripe. A read-write open checks rewritten and read stripes against the index at close, " \
       "and fails it on damage. 0 = no check (README: What tagg trusts and what it refuses)")               \
+    X(compression, ENUM, int, TAGG_ENV_COMPRESSION, "none", 0, 0, tagg_compression_names,                    \
+      "layout=subfiles (destination=pfs): a piece of raw data that fills a whole stripe is compressed by the " \
+      "rank that writes it (the aggregator) and stored at the stripe's place; a stripe that does not shrink " \
+      "by 1/64 is stored raw. The index records per stripe the codec, the stored extent, the logical size " \
+      "and the CRC-64 of the logical bytes; reading through tagg or tagg-fuse decompresses. Partial stripes " \
+      "(HDF5 metadata, small writes) are stored raw (README: Compression). auto = blosc-lz4 where the " \
+      "codec's throughput measured by `tagg-calibrate` (the `tiers` file) beats the file system's " \
+      "bandwidth, else none. Used for the stripes written in this open")                                 \
+    X(compression_level, INT, int, NULL, "1", 1, 19, NULL,                                                \
+      "compression: the codec's level: zstd 1..19, blosc 1..9 (higher values are taken as 9), lz4 its "   \
+      "acceleration (higher is faster, compresses less)")                                                 \
+    X(compression_shuffle, ENUM, int, NULL, "byte", 0, 0, tagg_cshuffle_names,                            \
+      "compression, blosc codecs: the pre-conditioner applied by element (compression_typesize) before "  \
+      "the codec: none, byte (shuffle) or bit (bitshuffle); lz4 and zstd take none")                      \
+    X(compression_typesize, INT, int, NULL, "4", 1, 255, NULL,                                            \
+      "compression, blosc codecs: element size in bytes for the shuffle (4: float, int32; 8: double)")    \
     X(salvage, BOOL, int, NULL, "0", 0, 1, NULL,                                                         \
       "layout=subfiles: allow a read-only open of a file whose index says `state open` (its writer crashed " \
       "or failed; refused otherwise), without checksum checks, to save what it holds")                     \
@@ -191,6 +222,8 @@ extern const char *const tagg_persistency_names[];
 extern const char *const tagg_aggregate_names[]; /* order of tagg_aggregate_t (model: tagg/callplan.h) */
 extern const char *const tagg_destination_names[];
 extern const char *const tagg_drain_names[];
+extern const char *const tagg_compression_names[]; /* tagg_compression_t order; codec names of codec.h */
+extern const char *const tagg_cshuffle_names[];
 
 typedef struct tagg_config {
 #define TAGG_CONFIG_FIELD_(name, kind, ctype, env, def, lo, hi, names, help) ctype name;

@@ -127,6 +127,14 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
         extra[0] = ' ';
         f->ops->describe(f, extra + 1, sizeof extra - 1);
     }
+    char comp[256] = "";
+    if (f->cfg.compression != TAGG_COMP_NONE)
+        snprintf(comp, sizeof comp,
+                 " compression=%s comp_logical_bytes=%llu comp_stored_bytes=%llu comp_ratio=%.4f comp_stripes=%llu "
+                 "comp_raw_stripes=%llu",
+                 tagg_compression_names[f->cfg.compression], (unsigned long long)t->comp_logical,
+                 (unsigned long long)t->comp_stored, t->comp_logical ? (double)t->comp_stored / (double)t->comp_logical : 1.0,
+                 (unsigned long long)t->comp_stripes, (unsigned long long)t->comp_raw);
     if (f->async_fallback)
         snprintf(async, sizeof async, " async=0 async_fallback=no-MPI_THREAD_MULTIPLE");
     else if (f->cfg.async)
@@ -139,7 +147,7 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                     "tagg: file=%s driver=tagg layout=%s backend=%s ranks=%d "
                     "raw_write_bytes=%llu raw_write_calls=%llu raw_read_bytes=%llu raw_read_calls=%llu "
                     "md_write_bytes=%llu md_read_bytes=%llu coll_write_calls=%llu coll_read_calls=%llu "
-                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s%s",
+                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s%s%s",
                     slash ? slash + 1 : f->path, tagg_layout_names[f->cfg.layout], f->ops->name, f->size,
                     (unsigned long long)t->bytes[TAGG_WRITE][TAGG_RAW], (unsigned long long)t->calls[TAGG_WRITE][TAGG_RAW],
                     (unsigned long long)t->bytes[TAGG_READ][TAGG_RAW], (unsigned long long)t->calls[TAGG_READ][TAGG_RAW],
@@ -147,7 +155,7 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                     (unsigned long long)t->coll_calls[TAGG_WRITE], (unsigned long long)t->coll_calls[TAGG_READ],
                     (unsigned long long)t->extents[TAGG_WRITE], (unsigned long long)t->extents[TAGG_READ],
                     (unsigned long long)t->aggr_calls[TAGG_WRITE], (unsigned long long)t->aggr_calls[TAGG_READ], nvr,
-                    extra, async);
+                    comp, extra, async);
 }
 
 static void file_free(tagg_file_t *f)

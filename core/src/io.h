@@ -33,6 +33,10 @@ typedef struct tagg_stats {
     uint64_t bg_failures;   /* staged writes that failed in the background */
     uint64_t nvr_opens;     /* destination=nvr: node-local subfiles this rank opened (all on its node) */
     uint64_t nvr_refused;   /* destination=nvr: accesses refused (another node's subfile) */
+    uint64_t comp_logical;  /* compression: logical bytes of the whole stripes given to the codec */
+    uint64_t comp_stored;   /* compression: the bytes stored for them (raw when they did not shrink) */
+    uint64_t comp_stripes;  /* compression: of those stripes, how many are stored compressed */
+    uint64_t comp_raw;      /* compression: ... and how many raw */
 } tagg_stats_t;
 
 typedef struct tagg_file  tagg_file_t;

@@ -45,6 +45,13 @@
  * in MPI-IO when the bytes differ), so a mismatch is noted and judged at
  * close: a stripe nobody wrote in this open that did not match its base is
  * damage, and fails the close on every rank.
+ * Compression (compression=, issue 15; the logic in sf_stripe_codec.{c,h},
+ * here only hooks): zwrite() sends a whole-stripe piece through the codec and
+ * a partial piece through the expansion of a compressed stripe; zread()
+ * decodes compressed stripes (by the index when the file is closed and
+ * read-only, by the slot's header otherwise); the notes carry the stored form
+ * of whole stripes, the close's read-back probes dirty slots, and a cut
+ * through a compressed stripe expands it first (zexpand()).
  *
  * destination=nvr (node-local subfiles, index format 2; MA-TAPIOCA's SSD as a
  * destination, seed 002 section 4.4). One subfile per node, in that node's
@@ -70,6 +77,8 @@
 #include "crc_shift.h"
 #include "sf_path.h"
 #include "stripe_notes.h"
+#include "sf_stripe_codec.h"
+#include "compression.h"
 #include "fault.h"
 #include "tier.h"
 
@@ -111,6 +120,12 @@ typedef struct {
     uint64_t        cut;     /* smallest size set in this open (UINT64_MAX: none) */
     pthread_mutex_t mu;      /* the notes (async workers write too) */
     int             held;    /* rank 0 of a writer: the index is in held[] */
+    /* compression (sf_stripe_codec.h): z.enc codec of whole-stripe writes; zmay:
+     * a stripe may be stored compressed (z.enc, or the index has some) */
+    tagg_sfz_t      z;
+    int             zmay;
+    char           *zbuf; /* 2 stripes: a decoded stripe (zj: its number + 1) and scratch */
+    uint64_t        zj;
     dev_t           hdev;
     ino_t           hino;
 } sub_t;
@@ -181,6 +196,7 @@ static void sub_free(sub_t *s)
     tagg_sf_index_free(&s->ix);
     tagg_notes_free(&s->written);
     tagg_notes_free(&s->checked);
+    tagg_sfz_free(&s->z), free(s->zbuf);
     free(s->vbuf);
     if (s->held)
         held_note(NULL, 0, &s->hdev, &s->hino);
@@ -532,6 +548,26 @@ static int nvr_setup(tagg_file_t *f, sub_t *s, const char *nodes, int created)
     return 0;
 }
 
+/* Compression of this open (the same on every rank: the configuration and
+ * the index are): the codec of whole-stripe writes, and whether any stripe
+ * may be compressed. */
+static int zsetup(tagg_file_t *f, sub_t *s, unsigned enc)
+{
+    tagg_codec_opts_t o;
+    char              err[ERRLEN];
+    tagg_codec_opts_default(&o);
+    o.level    = f->cfg.compression_level;
+    o.shuffle  = (tagg_shuffle_t)f->cfg.compression_shuffle;
+    o.typesize = (size_t)f->cfg.compression_typesize;
+    tagg_sfz_free(&s->z);
+    if (tagg_sfz_init(&s->z, enc, &o, s->ix.stripe, err, sizeof err) < 0) {
+        TAGG_ERR(TAGG_E_CONFIG, "compression: %s", err);
+        return -1;
+    }
+    s->zmay = enc || tagg_sf_any_compressed(&s->ix);
+    return 0;
+}
+
 static int sub_open(tagg_file_t *f, unsigned flags)
 {
     char     err[ERRLEN] = "";
@@ -545,6 +581,7 @@ static int sub_open(tagg_file_t *f, unsigned flags)
         s->meta_fd = -1;
         s->cut     = UINT64_MAX;
         pthread_mutex_init(&s->mu, NULL);
+        tagg_sfz_init(&s->z, 0, NULL, 1, NULL, 0);
     }
     if ((flags & TAGG_OPEN_CREAT) && f->cfg.subfiles == 0 && !nvr_create && count_nodes(f, &nodes) < 0)
         rc = -1;
@@ -622,6 +659,12 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     s->verify   = !s->writable && f->cfg.verify && s->ix.closed;
     s->base_on  = s->writable && f->cfg.verify && !hdr[2] && s->ix.version >= TAGG_SF_VERSION_3;
     s->base_L   = s->ix.logical_size;
+    /* the codec of this open: rank 0's (compression=auto reads the tiers file) */
+    unsigned enc = rc == 0 && f->rank == 0 && s->writable && !s->ix.nvr ? tagg_compression_codec(&f->cfg, s->ix.stripe) : 0;
+    if ((code = MPI_Bcast(&enc, 1, MPI_UNSIGNED, 0, f->comm)) != MPI_SUCCESS)
+        TAGG_ERR_MPI("MPI_Bcast (compression)", code), rc = -1;
+    if (rc == 0 && zsetup(f, s, enc) < 0)
+        rc = -1;
     if (tagg_agree(f->comm, rc, "opening the subfiles") < 0) {
         free(names);
         sub_free(s);
@@ -738,17 +781,23 @@ static uint64_t base_form(const sub_t *s, int sp, uint64_t j)
 }
 
 /* A read of a read-write open (base_on), the first of stripe j by a rank
- * that has not written it: the whole slot against the base. A mismatch is
+ * that has not written it: the whole slot's logical bytes (a compressed one
+ * decoded, its own header's CRC checked) against the base. A mismatch is
  * noted (suspect) and judged at close, when every rank's writes are known;
  * the read returns what the slot holds. */
-static int read_base_checked(tagg_file_t *f, int fd, int sp, uint64_t j, uint64_t local, uint64_t n, char *buf,
-                             const char *name)
+static int zread(tagg_file_t *f, int fd, uint32_t k, uint64_t j, uint64_t local, uint64_t n, char *buf, const char *name,
+                 uint64_t limit);
+static int read_base_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, uint64_t local, uint64_t n,
+                             char *buf, const char *name)
 {
     sub_t   *s = sub_of(f);
     uint64_t S = s->ix.stripe, key = 2 * j + (uint64_t)sp, base = sp ? j * S : local - local % S;
     if (!vbuf_of(s))
         return -1;
-    if (tagg_sf_pread_upto(fd, s->vbuf, (size_t)S, base, UINT64_MAX) < 0) {
+    int zr = !sp && s->zmay ? zread(f, fd, k, j, base, S, s->vbuf, name, UINT64_MAX) : 0;
+    if (zr < 0)
+        return -1;
+    if (!zr && tagg_sf_pread_upto(fd, s->vbuf, (size_t)S, base, UINT64_MAX) < 0) {
         TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
         return -1;
     }
@@ -770,7 +819,10 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
     uint64_t limit = !s->limit ? UINT64_MAX : sp ? s->ix.meta.size : s->ix.sub[k].size;
     if (s->base_on && !tagg_notes_get(&s->checked, 2 * j + (uint64_t)sp) &&
         !tagg_notes_get(&s->written, 2 * j + (uint64_t)sp))
-        return read_base_checked(f, fd, sp, j, local, n, buf, name);
+        return read_base_checked(f, fd, k, sp, j, local, n, buf, name);
+    int      zr    = !sp && s->zmay ? zread(f, fd, k, j, local, n, buf, name, limit) : 0; /* compressed stripes */
+    if (zr)
+        return zr < 0 ? -1 : 0;
     if (s->verify && s->ix.version < TAGG_SF_VERSION_3) { /* old formats: whole files */
         uint64_t key = UINT64_MAX / 2 - (sp ? s->ix.count : k);
         if (!tagg_notes_get(&s->checked, key)) {
@@ -825,6 +877,95 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
     return 0;
 }
 
+/* Compression hooks (sf_stripe_codec.h). A write of n bytes at local of
+ * data stripe j: a whole stripe goes through the codec, a partial one expands
+ * a compressed stripe first. 1 done (*form: the stored form), 0 not this
+ * hook's (write raw as usual), -1 failed. */
+static int zwrite(tagg_file_t *f, int fd, uint64_t j, uint64_t local, uint64_t n, const char *buf, uint64_t crc,
+                  uint64_t *form, const char *name)
+{
+    sub_t   *s = sub_of(f);
+    uint64_t S = s->ix.stripe, base = local - local % S;
+    char     err[ERRLEN];
+    int      expanded = 0, rc;
+    if (!s->zmay)
+        return 0;
+    if (n == S && local % S == 0) {
+        if (!s->z.enc) /* raw, over whatever the slot held */
+            return 0;
+        rc = tagg_sfz_put_whole(&s->z, fd, base, buf, (size_t)n, crc, form, err, sizeof err);
+        if (rc == 0) {
+            __atomic_add_fetch(&f->stats.comp_logical, n, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&f->stats.comp_stored, *form ? TAGG_SFZ_FORM_STORED(*form) : n, __ATOMIC_RELAXED);
+            __atomic_add_fetch(*form ? &f->stats.comp_stripes : &f->stats.comp_raw, 1, __ATOMIC_RELAXED);
+        }
+    }
+    else
+        rc = tagg_sfz_put_part(&s->z, fd, base, S, local % S, buf, (size_t)n, &expanded, err, sizeof err);
+    if (rc < 0) {
+        TAGG_ERR(TAGG_E_IO, "stripe %llu of subfile '%s' (compression): %s", (unsigned long long)j, name, err);
+        return -1;
+    }
+    return 1;
+}
+
+/* A read of n bytes at local of data stripe j (read_checked): 1 done from a
+ * compressed stripe, 0 raw (read as usual), -1 failed (damaged: the message
+ * names the subfile and stripe). A closed file read-only: the index says
+ * which stripes are compressed; an open one: the slot's header does. */
+static int zread(tagg_file_t *f, int fd, uint32_t k, uint64_t j, uint64_t local, uint64_t n, char *buf, const char *name,
+                 uint64_t limit)
+{
+    sub_t   *s = sub_of(f);
+    uint64_t S = s->ix.stripe, base = local - local % S, form = 0;
+    char     err[ERRLEN] = "";
+    int      rc = 0;
+    if (s->limit) { /* closed, read-only: by the index, decoded once per stripe */
+        const tagg_sf_stripe_t *r = tagg_sf_stripe_find(s->ix.st, s->ix.nst, j);
+        if (!r || !r->form)
+            return 0;
+        if (!s->zbuf && !(s->zbuf = malloc(2 * (size_t)S)))
+            return TAGG_ERR(TAGG_E_NOMEM, "out of memory (decompression buffers)"), -1;
+        if (s->zj != j + 1) {
+            s->zj = 0;
+            rc    = tagg_sfz_load_form(fd, base, (size_t)S, limit, r->form, r->crc, s->zbuf, s->zbuf + S, err, sizeof err);
+            form  = r->form;
+            if (rc == 0)
+                s->zj = j + 1;
+        }
+        else
+            form = r->form;
+    }
+    else { /* an open file: probe the slot's header first (raw stripes cost 40 bytes more) */
+        unsigned char h[TAGG_SFZ_HDR];
+        unsigned      enc;
+        uint64_t      lg, pl, crc;
+        if (tagg_sf_pread_upto(fd, h, sizeof h, base, limit) < 0)
+            return TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name,
+                            strerror(errno)),
+                   -1;
+        if (!tagg_sfz_header(h, &enc, &lg, &pl, &crc) || lg != S)
+            return 0;
+        if (!s->zbuf && !(s->zbuf = malloc(2 * (size_t)S)))
+            return TAGG_ERR(TAGG_E_NOMEM, "out of memory (decompression buffers)"), -1;
+        s->zj = 0; /* other ranks write: no cache */
+        rc    = tagg_sfz_slot_load(fd, base, (size_t)S, limit, s->zbuf, s->zbuf + S, &form, err, sizeof err);
+    }
+    if (rc < 0) {
+        TAGG_ERR(TAGG_E_IO,
+                 "subfile %u '%s', stripe %llu (compressed%s%s, file addresses %llu..%llu): %s (the file was changed or "
+                 "damaged after it was written; see tagg-fuse --check)",
+                 (unsigned)k, name, (unsigned long long)j, form ? ", " : "",
+                 form ? tagg_sfz_name(TAGG_SFZ_FORM_ENC(form)) : "", (unsigned long long)(j * S),
+                 (unsigned long long)(j * S + S - 1), err);
+        return -1;
+    }
+    if (!form)
+        return 0;
+    memcpy(buf, s->zbuf + local % S, (size_t)n);
+    return 1;
+}
+
 /* Moves one piece that lies within one stripe. */
 static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t dir)
 {
@@ -851,27 +992,35 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
                  (unsigned long long)n, (unsigned long long)local, name, strerror(ENOSPC));
         return -1;
     }
-    /* the note: a whole stripe brings its checksum, anything else re-reads it
-     * at close; in a read-write open of a closed file a partial write brings
-     * the change it makes (the bytes it replaces are read first) */
+    /* the note: a whole stripe brings its checksum (and stored form), anything
+     * else re-reads it at close; in a read-write open of a closed file a
+     * partial write brings the change it makes (the logical bytes it replaces
+     * are read first: a compressed stripe decoded) */
     int      full  = off % S == 0 && n == S;
-    uint64_t crc   = full ? tagg_crc64(0, buf, (size_t)n) : 0, delta = 0;
+    uint64_t crc   = full ? tagg_crc64(0, buf, (size_t)n) : 0, delta = 0, form = 0;
     if (!full && s->base_on) {
         char *old = malloc((size_t)n);
         if (!old) {
             TAGG_ERR(TAGG_E_NOMEM, "out of memory (%llu bytes to check a rewrite)", (unsigned long long)n);
             return -1;
         }
-        if (tagg_sf_pread_upto(fd, old, (size_t)n, local, UINT64_MAX) < 0) {
-            TAGG_ERR(TAGG_E_IO, "read of the %llu bytes at offset %llu of '%s' before rewriting them failed: %s",
-                     (unsigned long long)n, (unsigned long long)local, name, strerror(errno));
+        pthread_mutex_lock(&s->mu);
+        int zo = !sp && s->zmay ? zread(f, fd, k, j, local, n, old, name, UINT64_MAX) : 0;
+        pthread_mutex_unlock(&s->mu);
+        if (zo < 0 || (!zo && tagg_sf_pread_upto(fd, old, (size_t)n, local, UINT64_MAX) < 0)) {
+            if (zo == 0)
+                TAGG_ERR(TAGG_E_IO, "read of the %llu bytes at offset %llu of '%s' before rewriting them failed: %s",
+                         (unsigned long long)n, (unsigned long long)local, name, strerror(errno));
             free(old);
             return -1;
         }
         delta = tagg_crc_delta(tagg_crc64(0, old, (size_t)n), tagg_crc64(0, buf, (size_t)n), off % S, n, S);
         free(old);
     }
-    for (uint64_t done = 0; done < n;) {
+    int zr = sp ? 0 : zwrite(f, fd, j, local, n, buf, crc, &form, name); /* compression: 1 done, -1 failed */
+    if (zr < 0)
+        return -1;
+    for (uint64_t done = 0; !zr && done < n;) {
         ssize_t got = pwrite(fd, buf + done, n - done, (off_t)(local + done));
         if (got < 0 && errno == EINTR)
             continue;
@@ -885,7 +1034,7 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
         done += (uint64_t)got;
     }
     pthread_mutex_lock(&s->mu);
-    int rc = tagg_notes_write(&s->written, 2 * j + (uint64_t)sp, full, crc, delta);
+    int rc = tagg_notes_write(&s->written, 2 * j + (uint64_t)sp, full, crc, form, delta);
     pthread_mutex_unlock(&s->mu);
     if (rc < 0)
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (noting written stripes)");
@@ -1016,13 +1165,28 @@ static int note_cut(tagg_file_t *f, int fd, const char *path, int sp, uint64_t s
     else {
         uint64_t d = tagg_crc_delta(tagg_crc64(0, s->vbuf, (size_t)t), tagg_crc_zeros(t), at, t, S);
         pthread_mutex_lock(&s->mu);
-        if (tagg_notes_write(&s->written, 2 * (size / S) + (uint64_t)sp, 0, 0, d) < 0)
+        if (tagg_notes_write(&s->written, 2 * (size / S) + (uint64_t)sp, 0, 0, 0, d) < 0)
             rc = -1, TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         pthread_mutex_unlock(&s->mu);
     }
     if (own)
         close(fd);
     return rc;
+}
+
+/* The stripe at slot base of subfile k, expanded if it is compressed. */
+static int zexpand(tagg_file_t *f, uint32_t k, uint64_t base)
+{
+    sub_t *s  = sub_of(f);
+    int    fd = fd_of(f, k, base);
+    char   err[ERRLEN];
+    if (fd < 0)
+        return -1;
+    if (tagg_sfz_expand(&s->z, fd, base, err, sizeof err) < 0) {
+        TAGG_ERR(TAGG_E_IO, "setting the size: subfile '%s' at %llu: %s", s->paths[k], (unsigned long long)base, err);
+        return -1;
+    }
+    return 0;
 }
 
 /* Collective: subfile k is cut or extended by its keeper (the metadata file
@@ -1037,8 +1201,10 @@ static int sub_set_size(tagg_file_t *f, uint64_t size)
         if (keeper(f, s, k) != f->rank)
             continue;
         uint64_t want = tagg_sf_subfile_size(size, S, s->ix.count, k);
-        if (k == (size / S) % s->ix.count &&
-            note_cut(f, s->fd[k], s->paths[k], 0, size, (size / S / s->ix.count) * S) < 0)
+        int end = size % S && (size / S) % s->ix.count == k;
+        if (s->zmay && end && zexpand(f, k, want - want % S) < 0)
+            rc = -1; /* a cut through a compressed stripe: expanded first, so note_cut reads logical bytes */
+        else if (end && note_cut(f, s->fd[k], s->paths[k], 0, size, (size / S / s->ix.count) * S) < 0)
             rc = -1;
         else if (cut_file(s->fd[k], s->paths[k], want, "subfile") < 0)
             rc = -1;
@@ -1155,7 +1321,7 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, merge
                     return -1;
                 continue;
             }
-            if (tagg_sf_stripe_append(&m->out[sp], &m->nout[sp], j, old[i].crc) < 0)
+            if (tagg_sf_stripe_append_form(&m->out[sp], &m->nout[sp], j, old[i].crc, old[i].form) < 0)
                 return -1;
         }
     }
@@ -1186,7 +1352,8 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, merge
                 if (add_dirty(m, key, chk, chk ? base_form(s, sp, j) ^ dx : 0) < 0)
                     return -1;
             }
-            else if (tagg_sf_stripe_append(&m->out[sp], &m->nout[sp], j, notes[NOTE_WORDS * i + 2]) < 0)
+            else if (tagg_sf_stripe_append_form(&m->out[sp], &m->nout[sp], j, notes[NOTE_WORDS * i + 2],
+                                                notes[NOTE_WORDS * i + 1] >> 8) < 0)
                 return -1;
         }
         i = e;
@@ -1267,8 +1434,8 @@ static int write_index(tagg_file_t *f, int want_final)
     size_t w = 0;
     for (size_t i = 0; notes && i < s->written.cap; i++)
         if (s->written.key[i])
-            notes[w++] = s->written.key[i] - 1, notes[w++] = s->written.state[i], notes[w++] = s->written.crc[i],
-            notes[w++] = s->written.delta[i];
+            notes[w++] = s->written.key[i] - 1, notes[w++] = s->written.state[i] | s->written.form[i] << 8,
+            notes[w++] = s->written.crc[i], notes[w++] = s->written.delta[i]; /* state | stored form << 8 */
     for (size_t i = 0; notes && i < s->checked.cap; i++)
         if (s->checked.key[i] && NOTE_KIND(s->checked.state[i]) == NOTE_SUSPECT)
             notes[w++] = s->checked.key[i] - 1, notes[w++] = NOTE_SUSPECT, notes[w++] = 0, notes[w++] = 0;
@@ -1306,8 +1473,8 @@ static int write_index(tagg_file_t *f, int want_final)
         rc = -1;
     if (nd && !vbuf_of(s))
         rc = -1;
-    res    = calloc(2 * (size_t)nd + 1, sizeof *res);
-    allres = calloc(2 * (size_t)nd + 1, sizeof *allres);
+    res    = calloc(3 * (size_t)nd + 1, sizeof *res);
+    allres = calloc(3 * (size_t)nd + 1, sizeof *allres);
     rfd    = malloc(((size_t)N + 1) * sizeof *rfd);
     if (!res || !allres || !rfd)
         rc = -1;
@@ -1332,20 +1499,33 @@ static int write_index(tagg_file_t *f, int want_final)
             rc = -1;
             break;
         }
-        if (tagg_sf_pread_upto(rfd[slot], s->vbuf, (size_t)len, local, UINT64_MAX) < 0) {
+        uint64_t form = 0;
+        if (!sp && s->zmay) { /* the slot says whether it is compressed (sf_stripe_codec.h) */
+            char zerr[ERRLEN];
+            if (!s->zbuf && !(s->zbuf = malloc(2 * (size_t)S)))
+                snprintf(zerr, sizeof zerr, "out of memory"), rc = -1;
+            else if (tagg_sfz_slot_load(rfd[slot], local, (size_t)len, UINT64_MAX, s->vbuf, s->zbuf, &form, zerr,
+                                        sizeof zerr) < 0)
+                rc = -1;
+            if (rc < 0) {
+                snprintf(err, sizeof err, "reading back stripe %llu of '%.400s': %.500s", (unsigned long long)j, path, zerr);
+                break;
+            }
+        }
+        else if (tagg_sf_pread_upto(rfd[slot], s->vbuf, (size_t)len, local, UINT64_MAX) < 0) {
             snprintf(err, sizeof err, "reading back stripe %llu of '%s': %s", (unsigned long long)j, path, strerror(errno));
             rc = -1;
             break;
         }
-        if (!tagg_sf_all_zero(s->vbuf, (size_t)len))
-            res[2 * i] = tagg_crc64(0, s->vbuf, (size_t)len), res[2 * i + 1] = 1;
+        if (form || !tagg_sf_all_zero(s->vbuf, (size_t)len)) /* a compressed slot is never a hole */
+            res[3 * i] = tagg_crc64(0, s->vbuf, (size_t)len), res[3 * i + 1] = 1, res[3 * i + 2] = form;
     }
     for (uint32_t k = 0; k <= N; k++)
         if (rfd[k] >= 0)
             close(rfd[k]);
     if (agree_msg(f, rc, err, "checksumming the written stripes") < 0)
         goto done;
-    if (nd && (code = MPI_Reduce(res, allres, (int)(2 * nd), MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS) {
+    if (nd && (code = MPI_Reduce(res, allres, (int)(3 * nd), MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Reduce (stripe checksums)", code);
         rc = -1;
         goto done;
@@ -1357,14 +1537,14 @@ static int write_index(tagg_file_t *f, int want_final)
         tagg_sf_stripe_t **out = mg.out;
         uint64_t          *nout = mg.nout;
         for (uint64_t i = 0; rc == 0 && i < nd; i++) {
-            uint64_t j = dirty[i] / 2, len = tagg_sf_stripe_len(L, S, j);
-            uint64_t crc = allres[2 * i + 1] ? allres[2 * i] : tagg_crc_zeros(len);
+            uint64_t j = dirty[i] / 2, len = tagg_sf_stripe_len(L, S, j), form = allres[3 * i + 2];
+            uint64_t crc = allres[3 * i + 1] ? allres[3 * i] : tagg_crc_zeros(len);
             int      sp = (int)(dirty[i] % 2), damaged = mg.chk[i] && tagg_crc_pad(crc, len, S) != mg.expect[i];
             if (damaged && !nbad++)
                 bad = dirty[i];
             if (damaged)
                 crc = tagg_crc_unpad(mg.expect[i], len, S);
-            if ((allres[2 * i + 1] || damaged) && tagg_sf_stripe_append(&out[sp], &nout[sp], j, crc) < 0)
+            if ((allres[3 * i + 1] || damaged) && tagg_sf_stripe_append_form(&out[sp], &nout[sp], j, crc, form) < 0)
                 rc = -1;
         }
         tagg_sf_stripes_sort(out[0], nout[0]);
@@ -1446,7 +1626,9 @@ static int drain(tagg_file_t *f)
     if (mfd >= 0)
         close(mfd);
     rc = agree_msg(f, rc, err, "draining the node-local subfiles (drain=close)");
-    int code, m = (int)(2 * nst);
+    /* the records travel as words: a tagg_sf_stripe_t is SW uint64_t (j, crc, form) */
+    enum { SW = sizeof(tagg_sf_stripe_t) / sizeof(uint64_t) };
+    int code, m = (int)(SW * nst);
     if (rc == 0 && (code = MPI_Reduce(mine, all, (int)N, MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS)
         TAGG_ERR_MPI("MPI_Reduce (drained sizes)", code), rc = -1;
     if (rc == 0 && f->rank == 0 &&
@@ -1459,7 +1641,7 @@ static int drain(tagg_file_t *f)
     if (rc == 0 && f->rank == 0) {
         for (int r = 0; r < f->size; r++)
             displs[r] = tot, tot += counts[r];
-        if (!(allst = malloc(((size_t)tot / 2 + 1) * sizeof *allst)))
+        if (!(allst = malloc(((size_t)tot / SW + 1) * sizeof *allst)))
             rc = -1;
     }
     if (rc == 0)
@@ -1477,8 +1659,8 @@ static int drain(tagg_file_t *f)
                 snprintf(err, sizeof err, "out of memory"), rc = -1;
         }
         if (rc == 0) {
-            tagg_sf_stripes_sort(allst, (uint64_t)tot / 2);
-            nx.st  = allst, nx.nst = (uint64_t)tot / 2;
+            tagg_sf_stripes_sort(allst, (uint64_t)tot / SW);
+            nx.st  = allst, nx.nst = (uint64_t)tot / SW;
             allst  = NULL;
             rc     = tagg_sf_index_write(f->path, &nx, 1, err, sizeof err);
         }

@@ -25,8 +25,9 @@ static int notes_grow(notes_t *m)
     g.key     = calloc(g.cap, sizeof *g.key);
     g.crc     = malloc(g.cap * sizeof *g.crc);
     g.delta   = malloc(g.cap * sizeof *g.delta);
+    g.form    = malloc(g.cap * sizeof *g.form);
     g.state   = malloc(g.cap);
-    if (!g.key || !g.crc || !g.delta || !g.state) {
+    if (!g.key || !g.crc || !g.delta || !g.form || !g.state) {
         tagg_notes_free(&g);
         return -1;
     }
@@ -36,6 +37,7 @@ static int notes_grow(notes_t *m)
             g.key[j]   = m->key[i];
             g.crc[j]   = m->crc[i];
             g.delta[j] = m->delta[i];
+            g.form[j]  = m->form[i];
             g.state[j] = m->state[i];
         }
     g.n = m->n;
@@ -46,8 +48,8 @@ static int notes_grow(notes_t *m)
 
 void tagg_notes_free(notes_t *m)
 {
-    free(m->key), free(m->crc), free(m->delta), free(m->state);
-    m->key = m->crc = m->delta = NULL, m->state = NULL, m->cap = m->n = 0;
+    free(m->key), free(m->crc), free(m->delta), free(m->form), free(m->state);
+    m->key = m->crc = m->delta = m->form = NULL, m->state = NULL, m->cap = m->n = 0;
 }
 
 /* The slot of key, made when new. */
@@ -57,7 +59,7 @@ static int slot_for(notes_t *m, uint64_t key, size_t *at)
         return -1;
     size_t i = notes_slot(m, key);
     if (!m->key[i])
-        m->key[i] = key + 1, m->n++, m->state[i] = 0, m->crc[i] = 0, m->delta[i] = 0;
+        m->key[i] = key + 1, m->n++, m->state[i] = 0, m->crc[i] = 0, m->delta[i] = 0, m->form[i] = 0;
     *at = i;
     return 0;
 }
@@ -73,15 +75,24 @@ int tagg_notes_put(notes_t *m, uint64_t key, int state, uint64_t crc)
     return 0;
 }
 
-int tagg_notes_write(notes_t *m, uint64_t key, int full, uint64_t crc, uint64_t delta)
+int tagg_notes_write(notes_t *m, uint64_t key, int full, uint64_t crc, uint64_t form, uint64_t delta)
 {
     size_t i;
     if (slot_for(m, key, &i) < 0)
         return -1;
     m->state[i] = (uint8_t)((m->state[i] & ~7) | (full ? NOTE_FULL | NOTE_HADFULL : NOTE_DIRTY));
     m->crc[i]   = full ? crc : 0;
+    m->form[i]  = full ? form : 0;
     m->delta[i] ^= delta;
     return 0;
+}
+
+uint64_t tagg_notes_form(const notes_t *m, uint64_t key)
+{
+    if (!m->cap)
+        return 0;
+    size_t i = notes_slot(m, key);
+    return m->key[i] ? m->form[i] : 0;
 }
 
 uint64_t tagg_notes_delta(const notes_t *m, uint64_t key)
@@ -113,6 +124,7 @@ void tagg_notes_cut(notes_t *m, uint64_t j0)
             if (!(ok = slot_for(&keep, m->key[i] - 1, &at) == 0))
                 break;
             keep.state[at] = m->state[i], keep.crc[at] = m->crc[i], keep.delta[at] = m->delta[i];
+            keep.form[at] = m->form[i];
         }
     if (!ok) { /* out of memory: mark everything left dirty, as if written whole before (safe: re-read at close, unchecked) */
         for (size_t i = 0; i < m->cap; i++)

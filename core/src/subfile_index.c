@@ -1,6 +1,7 @@
 /* The subfile layout's stripe map and index file (format in subfile_index.h). */
 #include "subfile_index.h"
 #include "sf_path.h"
+#include "sf_stripe_codec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -215,6 +216,27 @@ int tagg_sf_read_stripe(const char *path, const tagg_sf_index_t *ix, const int *
     uint64_t S = ix->stripe, len = tagg_sf_stripe_len(ix->logical_size, S, j), got;
     uint32_t k = (uint32_t)(j % ix->count);
     uint64_t local = (j / ix->count) * S;
+    const tagg_sf_stripe_t *zr = tagg_sf_stripe_find(ix->st, ix->nst, j);
+    if (zr && zr->form) { /* compressed (the index checked its extent): decoded and checked */
+        char *scratch = malloc((size_t)TAGG_SFZ_FORM_STORED(zr->form));
+        char  why[512];
+        int   rc = scratch ? tagg_sfz_load_form(fds[k], local, (size_t)len, ix->sub[k].size, zr->form, zr->crc, buf,
+                                                scratch, why, sizeof why)
+                           : (snprintf(why, sizeof why, "out of memory"), -1);
+        free(scratch);
+        if (rc < 0) {
+            char *p = tagg_sf_path_of(path, ix, k);
+            set_err(err, errlen,
+                    "subfile %" PRIu32 " '%s', stripe %" PRIu64 " (compressed, %s, bytes %" PRIu64 "..%" PRIu64
+                    " of the subfile, file addresses %" PRIu64 "..%" PRIu64 "): %s (the subfile was changed or damaged "
+                    "after it was written; see tagg-fuse --check)",
+                    k, p ? p : "?", j, tagg_sfz_name(TAGG_SFZ_FORM_ENC(zr->form)), local,
+                    local + TAGG_SFZ_FORM_STORED(zr->form) - 1, j * S, j * S + len - 1, why);
+            free(p);
+            return -1;
+        }
+        return 0; /* never node-local: no metadata file to merge */
+    }
     if (tagg_sf_pread_upto(fds[k], buf, (size_t)len, local, ix->sub[k].size) < 0) {
         char *p = tagg_sf_path_of(path, ix, k);
         set_err(err, errlen, "reading subfile %" PRIu32 " '%s' at %" PRIu64 ": %s", k, p ? p : "?", local,
@@ -387,8 +409,15 @@ int tagg_sf_index_format(const tagg_sf_index_t *idx, char **text, size_t *len)
             sb_printf(&b, "node %" PRIu32 " %s\n", k, idx->sub[k].node ? idx->sub[k].node : "");
     }
     if (v == TAGG_SF_VERSION_3) {
-        for (uint64_t i = 0; i < idx->nst; i++)
-            sb_printf(&b, "s %" PRIu64 " %016" PRIx64 "\n", idx->st[i].j, idx->st[i].crc);
+        for (uint64_t i = 0; i < idx->nst; i++) {
+            const tagg_sf_stripe_t *r = &idx->st[i];
+            if (r->form)
+                sb_printf(&b, "s %" PRIu64 " %016" PRIx64 " %s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", r->j, r->crc,
+                          tagg_sfz_name(TAGG_SFZ_FORM_ENC(r->form)), (r->j / idx->count) * idx->stripe,
+                          TAGG_SFZ_FORM_STORED(r->form), idx->stripe);
+            else
+                sb_printf(&b, "s %" PRIu64 " %016" PRIx64 "\n", r->j, r->crc);
+        }
         for (uint64_t i = 0; idx->nvr && i < idx->nmst; i++)
             sb_printf(&b, "m %" PRIu64 " %016" PRIx64 "\n", idx->mst[i].j, idx->mst[i].crc);
     }
@@ -493,6 +522,19 @@ static int line_is(const char *line, size_t l, const char *w) { return l == strl
  * logical size. */
 int tagg_sf_stripe_append(tagg_sf_stripe_t **st, uint64_t *n, uint64_t j, uint64_t crc)
 {
+    return tagg_sf_stripe_append_form(st, n, j, crc, 0);
+}
+
+int tagg_sf_any_compressed(const tagg_sf_index_t *ix)
+{
+    for (uint64_t i = 0; i < ix->nst; i++)
+        if (ix->st[i].form)
+            return 1;
+    return 0;
+}
+
+int tagg_sf_stripe_append_form(tagg_sf_stripe_t **st, uint64_t *n, uint64_t j, uint64_t crc, uint64_t form)
+{
     if ((*n & (*n - 1)) == 0) { /* 0, 1, 2, 4, ...: the capacity follows from n, grow */
         tagg_sf_stripe_t *t = realloc(*st, (size_t)(*n ? 2 * *n : 16) * sizeof **st);
         if (!t)
@@ -500,7 +542,8 @@ int tagg_sf_stripe_append(tagg_sf_stripe_t **st, uint64_t *n, uint64_t j, uint64
         *st = t;
     }
     (*st)[*n].j   = j;
-    (*st)[*n].crc = crc;
+    (*st)[*n].crc  = crc;
+    (*st)[*n].form = form;
     (*n)++;
     return 0;
 }
@@ -514,11 +557,42 @@ static int parse_stripe_line(const char *line, size_t l, tagg_sf_index_t *idx, u
         set_err(err, errlen, "index line %u: bad stripe line '%.*s'", no, (int)(l < 80 ? l : 80), line);
         return -1;
     }
-    if (p != e) {
-        set_err(err, errlen,
-                "index line %u: stripe %" PRIu64 " has an encoding this tagg does not know ('%.*s'): a newer tagg wrote it",
-                no, j, (int)(e - p < 40 ? e - p : 40), p);
-        return -1;
+    uint64_t form = 0;
+    if (p != e) { /* compressed: " ENC STORED_OFFSET STORED_SIZE LOGICAL_SIZE" */
+        const char *q = p + 1, *sp = q;
+        while (sp < e && *sp != ' ')
+            sp++;
+        char     enc[16];
+        unsigned id = 0;
+        uint64_t at, stored, logical;
+        if (*p == ' ' && sp < e && sp - q < (ptrdiff_t)sizeof enc) {
+            memcpy(enc, q, (size_t)(sp - q));
+            enc[sp - q] = '\0';
+            id          = tagg_sfz_id(enc);
+        }
+        if (!id || meta || idx->nvr) {
+            set_err(err, errlen,
+                    "index line %u: stripe %" PRIu64 " has an encoding this tagg does not know ('%.*s'): a newer tagg wrote it",
+                    no, j, (int)(e - p < 40 ? e - p : 40), p);
+            return -1;
+        }
+        p = sp;
+        if (lit(&p, e, " ") < 0 || dec_u64(&p, e, &at) < 0 || lit(&p, e, " ") < 0 || dec_u64(&p, e, &stored) < 0 ||
+            lit(&p, e, " ") < 0 || dec_u64(&p, e, &logical) < 0 || p != e) {
+            set_err(err, errlen, "index line %u: bad compressed stripe line '%.*s'", no, (int)(l < 120 ? l : 120), line);
+            return -1;
+        }
+        uint64_t S = idx->stripe, N = idx->count, k = j % N;
+        if (logical != S || tagg_sf_stripe_len(idx->logical_size, S, j) != S || at != (j / N) * S ||
+            stored <= TAGG_SFZ_HDR || stored >= S || (idx->closed && at + S > idx->sub[k].size)) {
+            set_err(err, errlen,
+                    "index line %u: compressed stripe %" PRIu64 " has an impossible extent (offset %" PRIu64
+                    ", stored %" PRIu64 ", logical %" PRIu64 "; stripe size %" PRIu64 ", subfile %" PRIu64 " of %" PRIu64
+                    " bytes)",
+                    no, j, at, stored, logical, S, k, idx->sub[k].size);
+            return -1;
+        }
+        form = TAGG_SFZ_FORM(id, stored);
     }
     tagg_sf_stripe_t **st = meta ? &idx->mst : &idx->st;
     uint64_t          *n  = meta ? &idx->nmst : &idx->nst;
@@ -531,7 +605,7 @@ static int parse_stripe_line(const char *line, size_t l, tagg_sf_index_t *idx, u
         set_err(err, errlen, "index line %u: stripe %" PRIu64 " out of order", no, j);
         return -1;
     }
-    if (tagg_sf_stripe_append(st, n, j, crc) < 0) {
+    if (tagg_sf_stripe_append_form(st, n, j, crc, form) < 0) {
         set_err(err, errlen, "out of memory");
         return -1;
     }

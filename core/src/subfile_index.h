@@ -70,10 +70,16 @@
  *
  * A stripe below L without an `s` (or `m`) line is a hole: all its bytes are
  * zeros (never written, or written with zeros), so a sparse file of any extent
- * keeps a small index. The place for compression (issue 15): a stripe line may
- * later carry "s J CRC ENC STORED_OFFSET STORED_SIZE LOGICAL_SIZE" (ENC naming
- * the codec; CRC then of the logical bytes); this reader refuses any field
- * after CRC, so such a file is never misread by it.
+ * keeps a small index. Compression (issue 15, sf_stripe_codec.h): a data
+ * stripe stored compressed has the line
+ *   s J CRC ENC STORED_OFFSET STORED_SIZE LOGICAL_SIZE
+ * ENC the codec's name (codec.h: lz4, zstd, blosc-lz4, blosc-zstd), CRC that
+ * of the LOGICAL_SIZE logical bytes (always S: only whole stripes are
+ * compressed), STORED_OFFSET the stripe's slot (J / N) * S in subfile J mod N,
+ * STORED_SIZE (header included, less than S) the bytes stored there. A line
+ * without them is a raw stripe (the flag "stored raw"). Readers before
+ * compression refuse any field after CRC, so such a file is never misread by
+ * them; metadata-file stripes ("m") are never compressed.
  *
  * CRC-64/XZ: polynomial 0x42F0E1EBA9EA3693 (ECMA-182), reflected, initial value
  * and final xor all ones; crc64("123456789") = 0x995dc9bbdf1939fa. Readers check
@@ -105,12 +111,14 @@ typedef struct {
     unsigned line; /* parsed: the index line that names it */
 } tagg_sf_entry_t;
 
-/* One written stripe (format 3). Compression (issue 15) adds its encoding and
- * stored extent here. */
+/* One written stripe (format 3). */
 typedef struct {
-    uint64_t j;   /* stripe number: bytes [j*S, j*S + len(j)) of the space */
-    uint64_t crc; /* CRC-64/XZ of those bytes */
+    uint64_t j;    /* stripe number: bytes [j*S, j*S + len(j)) of the space */
+    uint64_t crc;  /* CRC-64/XZ of those (logical) bytes */
+    uint64_t form; /* stored form (sf_stripe_codec.h TAGG_SFZ_FORM): 0 raw, else codec and stored size */
 } tagg_sf_stripe_t;
+/* Records travel between ranks as uint64_t words (drain). */
+_Static_assert(sizeof(tagg_sf_stripe_t) == 3 * sizeof(uint64_t), "tagg_sf_stripe_t: three uint64_t, no padding");
 
 typedef struct {
     unsigned         version;
@@ -146,6 +154,10 @@ uint64_t tagg_sf_stripe_len(uint64_t L, uint64_t S, uint64_t j);
 /* Appends (j, crc) to a list of *n stripe records that only this function
  * grows (NULL when empty; its capacity follows from *n). 0, or -1 (out of memory). */
 int tagg_sf_stripe_append(tagg_sf_stripe_t **st, uint64_t *n, uint64_t j, uint64_t crc);
+/* The same with a stored form (compressed stripe; 0: raw). */
+int tagg_sf_stripe_append_form(tagg_sf_stripe_t **st, uint64_t *n, uint64_t j, uint64_t crc, uint64_t form);
+/* 1 when the index records at least one compressed stripe. */
+int tagg_sf_any_compressed(const tagg_sf_index_t *ix);
 /* The record of stripe j in st[0..n) (sorted), or NULL: a hole. */
 const tagg_sf_stripe_t *tagg_sf_stripe_find(const tagg_sf_stripe_t *st, uint64_t n, uint64_t j);
 /* Checks the len bytes of stripe j against its record (a hole: all zeros).

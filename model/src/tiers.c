@@ -145,6 +145,7 @@ static int parse_lines(tagg_lines_t *L, tagg_tiers_t *t, tagg_err_t *err) {
     return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'tagg-tiers': unsupported version '%s' (this library reads %d)", L->name, L->lineno, L->tok[1], TIERS_VERSION);
   while ((n = tagg_lines_next(L)) > 0) {
     if (strcmp(L->tok[0], "request") == 0) continue; /* the target's cost by request size: tagg_fs_perf_parse */
+    if (strcmp(L->tok[0], "codec") == 0) continue; /* stripe codecs: tagg_codec_perf_parse (tagg/compress.h) */
     if (strcmp(L->tok[0], "tier") != 0)
       return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': unknown (each line is 'tier NAME key=value...' or 'request SIZE latency=T bandwidth=R')", L->name, L->lineno, L->tok[0]);
     int rc = parse_tier_line(L, n, t, &src_line, &tgt_line, err);

@@ -24,36 +24,36 @@ typedef struct {
                   "hbm_emulate=0;"
 #define SF_DEF "stripe_size=4194304;subfiles=0"
 #define ASYNC_DEF ";async=0;workers=0;staging_bytes=268435456;record=;tuning="
-#define DEF_TAIL ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;salvage=0;fsync=0" ASYNC_DEF
+#define DEF_TAIL ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF
 static const config_case_t cases[] = {
     {NULL, NULL, "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL},
     {NULL, "", "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL},
     {NULL, "verbose=1", "verbose=1;summary=;backend=tapioca;" DEF_TAIL, NULL},
-    {NULL, " verbose = 2 ; fsync=yes ;", "verbose=2;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;salvage=0;fsync=1" ASYNC_DEF, NULL},
+    {NULL, " verbose = 2 ; fsync=yes ;", "verbose=2;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=1" ASYNC_DEF, NULL},
     {"verbose=1;", "verbose=0", "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL}, /* string beats env */
     {"verbose=2;", NULL, "verbose=2;summary=;backend=tapioca;" DEF_TAIL, NULL},
     {NULL, "summary=/tmp/x.log", "verbose=0;summary=/tmp/x.log;backend=tapioca;" DEF_TAIL, NULL},
-    {NULL, "fsync=off;fsync=on", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;salvage=0;fsync=1" ASYNC_DEF, NULL},
+    {NULL, "fsync=off;fsync=on", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=1" ASYNC_DEF, NULL},
     {NULL, "bogus=1", NULL, "unknown key 'bogus' (valid keys: verbose, summary, backend, aggregators, aggregate, buffer_size, buffers, block, "
                           "strategy, throttle, aggr_per_node, topology, aggr_tier, persistency, tiers, nvr_dir, hbm_capacity, "
-                          "dram_capacity, nvr_capacity, hbm_emulate, layout, stripe_size, subfiles, destination, drain, verify, salvage, fsync, async, workers, staging_bytes, record, tuning)"},
+                          "dram_capacity, nvr_capacity, hbm_emulate, layout, stripe_size, subfiles, destination, drain, verify, compression, compression_level, compression_shuffle, compression_typesize, salvage, fsync, async, workers, staging_bytes, record, tuning)"},
     {NULL, "verbose=9", NULL, "key 'verbose': 9 is out of range [0, 2]"},
     {NULL, "verbose=-1", NULL, "out of range"},
     {NULL, "verbose=two", NULL, "key 'verbose': 'two' is not a whole number"},
     {NULL, "verbose=1x", NULL, "'1x' is not a whole number"},
     {NULL, "verbose=99999999999999999999999", NULL, "is not a whole number"},
     {NULL, "fsync=maybe", NULL, "not a boolean (valid: 1, 0, true, false, yes, no, on, off)"},
-    {NULL, "async=on;workers=3;staging_bytes=64M", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;salvage=0;fsync=0;async=1;workers=3;staging_bytes=67108864;record=;tuning=", NULL},
+    {NULL, "async=on;workers=3;staging_bytes=64M", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0;async=1;workers=3;staging_bytes=67108864;record=;tuning=", NULL},
     {NULL, "staging_bytes=1K", NULL, "key 'staging_bytes'"},
     {NULL, "workers=65", NULL, "key 'workers': 65 is out of range [0, 64]"},
     {NULL, "backend=posix", NULL, "key 'backend': unknown value 'posix' (valid: tapioca, mpiio)"},
     {NULL, "layout=striped", NULL, "unknown value 'striped' (valid: shared, subfiles)"},
-    {NULL, "layout=subfiles", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=subfiles;" SF_DEF ";destination=pfs;drain=none;verify=1;salvage=0;fsync=0" ASYNC_DEF, NULL},
+    {NULL, "layout=subfiles", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=subfiles;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF, NULL},
     {NULL, "layout=subfiles;stripe_size=4K;subfiles=3",
-     "verbose=0;summary=;backend=tapioca;" ENGINE "layout=subfiles;stripe_size=4096;subfiles=3;destination=pfs;drain=none;verify=1;salvage=0;fsync=0" ASYNC_DEF, NULL},
-    {NULL, "stripe_size=1GiB;subfiles=65536", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;stripe_size=1073741824;subfiles=65536;destination=pfs;drain=none;verify=1;salvage=0;fsync=0" ASYNC_DEF, NULL},
-    {"subfiles=2;", "subfiles=5", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;stripe_size=4194304;subfiles=5;destination=pfs;drain=none;verify=1;salvage=0;fsync=0" ASYNC_DEF, NULL},
-    {"subfiles=2;", NULL, "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;stripe_size=4194304;subfiles=2;destination=pfs;drain=none;verify=1;salvage=0;fsync=0" ASYNC_DEF, NULL},
+     "verbose=0;summary=;backend=tapioca;" ENGINE "layout=subfiles;stripe_size=4096;subfiles=3;destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF, NULL},
+    {NULL, "stripe_size=1GiB;subfiles=65536", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;stripe_size=1073741824;subfiles=65536;destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF, NULL},
+    {"subfiles=2;", "subfiles=5", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;stripe_size=4194304;subfiles=5;destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF, NULL},
+    {"subfiles=2;", NULL, "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;stripe_size=4194304;subfiles=2;destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF, NULL},
     {NULL, "stripe_size=4095", NULL, "key 'stripe_size': 4095 is out of range [4096, 1073741824]"},
     {NULL, "stripe_size=2G", NULL, "out of range"},
     {NULL, "stripe_size=4Q", NULL, "'4Q' is not a size"},
@@ -62,31 +62,40 @@ static const config_case_t cases[] = {
     {NULL, "subfiles=3K", NULL, "'3K' is not a whole number"},
     /* node-local subfiles (destination=nvr) and the keys it needs */
     {NULL, "layout=subfiles;destination=nvr;drain=close",
-     "verbose=0;summary=;backend=tapioca;" ENGINE "layout=subfiles;" SF_DEF ";destination=nvr;drain=close;verify=1;salvage=0;fsync=0" ASYNC_DEF, NULL},
-    {NULL, "drain=close", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=close;verify=1;salvage=0;fsync=0" ASYNC_DEF, NULL},
+     "verbose=0;summary=;backend=tapioca;" ENGINE "layout=subfiles;" SF_DEF ";destination=nvr;drain=close;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF, NULL},
+    {NULL, "drain=close", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=close;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF, NULL},
     {NULL, "destination=nvr", NULL, "destination=nvr needs layout=subfiles"},
     {NULL, "layout=subfiles;destination=nvr;subfiles=2", NULL, "one subfile per node: subfiles must be 0"},
     {NULL, "layout=subfiles;destination=nvr;backend=mpiio", NULL, "destination=nvr needs backend=tapioca"},
     {NULL, "destination=ssd", NULL, "unknown value 'ssd' (valid: pfs, nvr)"},
+    /* stripe compression (issue 15) */
+    {NULL, "layout=subfiles;compression=blosc-zstd;compression_level=5;compression_shuffle=bit;compression_typesize=8",
+     "verbose=0;summary=;backend=tapioca;" ENGINE "layout=subfiles;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=blosc-zstd;compression_level=5;compression_shuffle=bit;compression_typesize=8;salvage=0;fsync=0" ASYNC_DEF, NULL},
+    {NULL, "compression=lz4", NULL, "compression needs layout=subfiles"},
+    {NULL, "layout=subfiles;destination=nvr;compression=zstd", NULL, "not supported with destination=nvr"},
+    {NULL, "layout=subfiles;compression=gzip", NULL, "unknown value 'gzip' (valid: none, lz4, zstd, blosc-lz4, blosc-zstd, auto)"},
+    {NULL, "layout=subfiles;compression_level=0", NULL, "compression_level"},
+    {NULL, "layout=subfiles;compression_shuffle=word", NULL, "(valid: none, byte, bit)"},
+    {NULL, "layout=subfiles;compression_typesize=256", NULL, "compression_typesize"},
     {NULL, "drain=open", NULL, "unknown value 'open' (valid: none, close)"},
     {NULL, "verbose", NULL, "'verbose' is not of the form key=value"},
     {"verbose=7;", NULL, NULL, "[from the TAGG_* environment]"},
     {NULL, "backend=mpiio;aggregators=3;buffer_size=64K;buffers=3;block=4K;strategy=longest;throttle=1;aggr_per_node=2",
      "verbose=0;summary=;backend=mpiio;aggregators=3;aggregate=auto;buffer_size=65536;buffers=3;block=4096;strategy=longest;"
-     "throttle=1;aggr_per_node=2;topology=;" TIERS_DEF "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;salvage=0;fsync=0" ASYNC_DEF,
+     "throttle=1;aggr_per_node=2;topology=;" TIERS_DEF "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF,
      NULL},
     {NULL, "buffer_size=1K", NULL, "key 'buffer_size': 1024 is out of range [4096, 1073741824]"},
     {NULL, "buffer_size=2G", NULL, "out of range"},
     {NULL, "buffer_size=4Q", NULL, "is not a size (a whole number with an optional K, M, G or T suffix)"},
     {NULL, "buffers=1", NULL, "key 'buffers': 1 is out of range [2, 16]"},
     {NULL, "throttle=0;aggr_per_node=0", "verbose=0;summary=;backend=tapioca;aggregators=0;aggregate=auto;buffer_size=4194304;buffers=2;"
-     "block=1048576;strategy=memory-aware;throttle=0;aggr_per_node=0;topology=;" TIERS_DEF "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;salvage=0;fsync=0"
+     "block=1048576;strategy=memory-aware;throttle=0;aggr_per_node=0;topology=;" TIERS_DEF "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0"
      ASYNC_DEF,
      NULL},
     /* aggregate or not (issue 13): the model's choice, or forced */
     {"aggregate=never;", NULL, "verbose=0;summary=;backend=tapioca;aggregators=0;aggregate=never;buffer_size=4194304;buffers=2;"
      "block=1048576;strategy=memory-aware;throttle=-1;aggr_per_node=-1;topology=;" TIERS_DEF "layout=shared;" SF_DEF
-     ";destination=pfs;drain=none;verify=1;salvage=0;fsync=0" ASYNC_DEF, NULL},
+     ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF, NULL},
     {NULL, "aggregate=sometimes", NULL, "key 'aggregate': unknown value 'sometimes' (valid: auto, always, never)"},
     {NULL, "throttle=-2", NULL, "key 'throttle': -2 is out of range [-1, 1048576]"},
     {NULL, "aggr_per_node=-5", NULL, "key 'aggr_per_node': -5 is out of range [-1, 1024]"},
@@ -94,7 +103,7 @@ static const config_case_t cases[] = {
     {NULL, "aggr_tier=nvr;persistency=job;nvr_dir=/scratch/x;hbm_capacity=32M;dram_capacity=1G;nvr_capacity=2T;hbm_emulate=1",
      "verbose=0;summary=;backend=tapioca;aggregators=0;aggregate=auto;buffer_size=4194304;buffers=2;block=1048576;strategy=memory-aware;"
      "throttle=-1;aggr_per_node=-1;topology=;aggr_tier=nvr;persistency=job;tiers=;nvr_dir=/scratch/x;hbm_capacity=33554432;"
-     "dram_capacity=1073741824;nvr_capacity=2199023255552;hbm_emulate=1;layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;salvage=0;fsync=0" ASYNC_DEF,
+     "dram_capacity=1073741824;nvr_capacity=2199023255552;hbm_emulate=1;layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF,
      NULL},
     {"aggr_tier=hbm;", "aggr_tier=auto", "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL},
     {NULL, "aggr_tier=ssd", NULL, "key 'aggr_tier': unknown value 'ssd' (valid: auto, dram, hbm, nvr, test)"},

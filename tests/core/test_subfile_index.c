@@ -17,6 +17,7 @@
 #include "sf_path.h"
 #include "stripe_notes.h"
 #include "subfile_index.h"
+#include "sf_stripe_codec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -359,6 +360,28 @@ static void test_path_rule(void **state)
     tagg_sf_index_free(&ix);
 }
 
+/* The index text with suffix inserted after the line starting with `after`
+ * (re-checksummed), parsed. */
+static int parse_with(const char *text, size_t len, const char *after, const char *suffix, tagg_sf_index_t *out,
+                      char *err)
+{
+    char  *at = strstr(text, after);
+    size_t sl = strlen(suffix);
+    assert_non_null(at);
+    at += strlen(after);
+    char  *t2   = malloc(len + sl + 1);
+    size_t head = (size_t)(at - text);
+    memcpy(t2, text, head);
+    memcpy(t2 + head, suffix, sl);
+    memcpy(t2 + head + sl, at, len - head);
+    size_t l2   = len + sl;
+    char  *last = t2 + l2 - 29; /* re-checksum: "index_crc64 " + 16 + '\n' */
+    snprintf(last + 12, 18, "%016llx\n", (unsigned long long)tagg_crc64(0, t2, (size_t)(last - t2)));
+    int rc = tagg_sf_index_parse(t2, l2, out, err, 512);
+    free(t2);
+    return rc;
+}
+
 /* Per-stripe records: lookup, checks, holes, and the stripe lines a reader refuses. */
 static void test_stripes(void **state)
 {
@@ -369,7 +392,7 @@ static void test_stripes(void **state)
     assert_int_equal(tagg_sf_stripe_len(0, 4096, 0), 0);
     char buf[100];
     memset(buf, 0, sizeof buf);
-    tagg_sf_stripe_t st[2] = {{2, 0}, {5, 0}};
+    tagg_sf_stripe_t st[2] = {{2, 0, 0}, {5, 0, 0}};
     st[1].crc = tagg_crc64(0, "hello", 5);
     uint64_t got;
     assert_int_equal(tagg_sf_stripe_ok(st, 2, 0, buf, sizeof buf, &got), 1); /* a hole of zeros */
@@ -393,23 +416,162 @@ static void test_stripes(void **state)
     expect_reject(text, "out of order");
     free(text);
     tagg_sf_index_free(&ix);
-    /* a compressed stripe of a later format: refused, never misread */
+    /* compressed stripes (issue 15): "s J CRC ENC STORED_OFFSET STORED_SIZE LOGICAL_SIZE" */
     make_index(&ix);
     assert_int_equal(tagg_sf_index_format(&ix, &text, &len), 0);
-    char  *at = strstr(text, "\ns 3 abcdef0123456789\n") + 21, *t2 = malloc(len + 64);
-    size_t head = (size_t)(at - text);
-    memcpy(t2, text, head);
-    memcpy(t2 + head, " zstd 0 100 4096", 16);
-    memcpy(t2 + head + 16, at, len - head);
-    size_t l2 = len + 16;
-    char  *last = t2 + l2 - 29; /* re-checksum: "index_crc64 " + 16 + '\n' */
-    snprintf(last + 12, 18, "%016llx\n", (unsigned long long)tagg_crc64(0, t2, (size_t)(last - t2)));
     tagg_sf_index_t back;
-    assert_int_equal(tagg_sf_index_parse(t2, l2, &back, err, sizeof err), -1);
-    assert_non_null(strstr(err, "encoding this tagg does not know"));
-    free(t2);
+    assert_int_equal(parse_with(text, len, "\ns 3 abcdef0123456789", " zstd 4096 100 4096", &back, err), 0);
+    assert_int_equal(back.nst, 3);
+    assert_int_equal(TAGG_SFZ_FORM_ENC(back.st[1].form), TAGG_SFZ_ZSTD);
+    assert_int_equal(TAGG_SFZ_FORM_STORED(back.st[1].form), 100);
+    assert_int_equal(back.st[0].form, 0); /* the others stay raw */
+    assert_int_equal(tagg_sf_any_compressed(&back), 1);
+    { /* written back the same */
+        char  *t3;
+        size_t l3;
+        assert_int_equal(tagg_sf_index_format(&back, &t3, &l3), 0);
+        assert_non_null(strstr(t3, "\ns 3 abcdef0123456789 zstd 4096 100 4096\n"));
+        free(t3);
+    }
+    tagg_sf_index_free(&back);
+    static const struct {
+        const char *suffix, *msg;
+    } bad[] = {
+        {" brotli 4096 100 4096", "encoding this tagg does not know"}, /* a later codec: refused, never misread */
+        {" zstd 0 100 4096", "impossible extent"},                    /* not the stripe's slot */
+        {" zstd 4096 4096 4096", "impossible extent"},                /* does not shrink */
+        {" zstd 4096 40 4096", "impossible extent"},                  /* not even a header */
+        {" zstd 4096 100 2048", "impossible extent"},                 /* not a whole stripe */
+        {" zstd 4096 100", "bad compressed stripe line"},
+        {" zstd 4096 100 4096 7", "bad compressed stripe line"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(parse_with(text, len, "\ns 3 abcdef0123456789", bad[i].suffix, &back, err), -1);
+        if (!strstr(err, bad[i].msg))
+            fail_msg("'%s': %s", bad[i].suffix, err);
+    }
+    /* stripe 19 is the partial last one: never compressed */
+    assert_int_equal(parse_with(text, len, "\ns 19 0000000000000003", " lz4 24576 100 4096", &back, err), -1);
+    assert_non_null(strstr(err, "impossible extent"));
     free(text);
     tagg_sf_index_free(&ix);
+}
+
+/* Compressed stripes (sf_stripe_codec.h) on a temporary subfile: a whole
+ * stripe stored compressed and read back by its form and by probing the slot,
+ * an incompressible one stored raw, a partial write that expands a compressed
+ * stripe, a partial write to a raw one, a cut's expansion; then a bounded
+ * fuzz of the stored block (payload bytes, header fields with a valid header
+ * CRC, truncation): every result is an error or exactly the logical bytes. */
+static void test_stripe_codec(void **state)
+{
+    (void)state;
+    enum { S = 16384 };
+    char path[] = "/tmp/tagg-sfz-XXXXXX";
+    int  fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    static unsigned char smooth[S], noise[S], back[S], scratch[S], blk[S];
+    uint64_t r = 88172645463325252ULL;
+    for (int i = 0; i < S; i++) {
+        smooth[i] = (unsigned char)(i / 64 * 7);
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        noise[i] = (unsigned char)r;
+    }
+    char err[512];
+    for (unsigned enc = 1; enc < TAGG_SFZ_COUNT_; enc++) {
+        tagg_sfz_t z;
+        assert_int_equal(tagg_sfz_init(&z, enc, NULL, S, err, sizeof err), 0);
+        assert_int_equal(ftruncate(fd, 0), 0);
+        uint64_t form, crc = tagg_crc64(0, smooth, S), f2;
+        /* stripe 1 (slot S) compressed */
+        assert_int_equal(tagg_sfz_put_whole(&z, fd, S, smooth, S, crc, &form, err, sizeof err), 0);
+        assert_int_equal(TAGG_SFZ_FORM_ENC(form), enc);
+        assert_true(TAGG_SFZ_FORM_STORED(form) > TAGG_SFZ_HDR && TAGG_SFZ_FORM_STORED(form) < S);
+        struct stat st;
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(st.st_size, 2 * S); /* the raw layout's size */
+        memset(back, 0, S);
+        assert_int_equal(tagg_sfz_load_form(fd, S, S, 2 * S, form, crc, back, scratch, err, sizeof err), 0);
+        assert_memory_equal(back, smooth, S);
+        assert_int_equal(tagg_sfz_slot_load(fd, S, S, UINT64_MAX, back, scratch, &f2, err, sizeof err), 0);
+        assert_int_equal(f2, form);
+        assert_memory_equal(back, smooth, S);
+        /* a wrong CRC or codec in the record: an error */
+        assert_int_equal(tagg_sfz_load_form(fd, S, S, 2 * S, form, crc ^ 1, back, scratch, err, sizeof err), -1);
+        assert_int_equal(tagg_sfz_load_form(fd, S, S, 2 * S, TAGG_SFZ_FORM(enc % 4 + 1, TAGG_SFZ_FORM_STORED(form)), crc,
+                                            back, scratch, err, sizeof err), -1);
+        /* stripe 0: noise does not shrink: raw */
+        assert_int_equal(tagg_sfz_put_whole(&z, fd, 0, noise, S, tagg_crc64(0, noise, S), &f2, err, sizeof err), 0);
+        assert_int_equal(f2, 0);
+        assert_int_equal(tagg_sf_pread_upto(fd, back, S, 0, UINT64_MAX), 0);
+        assert_memory_equal(back, noise, S);
+        assert_int_equal(tagg_sfz_slot_load(fd, 0, S, UINT64_MAX, back, scratch, &f2, err, sizeof err), 0);
+        assert_int_equal(f2, 0);
+        assert_int_equal(z.comp_stripes, 1);
+        assert_int_equal(z.raw_stripes, 1);
+        /* the stored block, for the fuzz */
+        size_t n = (size_t)TAGG_SFZ_FORM_STORED(form);
+        assert_int_equal(tagg_sf_pread_upto(fd, blk, n, S, UINT64_MAX), 0);
+        for (int it = 0; it < 3000; it++) {
+            static unsigned char m[S];
+            memcpy(m, blk, n);
+            size_t mn = n;
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            switch (r % 4) {
+            case 0: /* payload bytes */
+                for (int k = 0; k < 1 + (int)(r >> 8) % 8; k++)
+                    m[TAGG_SFZ_HDR + (r >> (16 + k)) % (n - TAGG_SFZ_HDR)] ^= (unsigned char)(1u << k);
+                break;
+            case 1: /* truncated */
+                mn = TAGG_SFZ_HDR + (size_t)((r >> 8) % (n - TAGG_SFZ_HDR));
+                break;
+            case 2: /* a header field changed, the header CRC made valid again */
+            {
+                int at = 6 + (int)((r >> 8) % 26);
+                m[at] ^= (unsigned char)(1u << ((r >> 20) % 8));
+                uint64_t hc = tagg_crc64(0, m, 32);
+                for (int b = 0; b < 8; b++)
+                    m[32 + b] = (unsigned char)(hc >> (8 * b));
+                break;
+            }
+            default: /* the header damaged */
+                m[(r >> 8) % TAGG_SFZ_HDR] ^= 0x10;
+            }
+            int rc = tagg_sfz_decode(m, mn, back, S, err, sizeof err);
+            if (rc == 0)
+                assert_memory_equal(back, smooth, S); /* accepted: exactly the data (CRC-checked) */
+            else
+                assert_true(strlen(err) > 0);
+        }
+        /* partial write into the compressed stripe: expanded, then the piece */
+        int expanded = 0;
+        assert_int_equal(tagg_sfz_put_part(&z, fd, S, S, 100, "hello", 5, &expanded, err, sizeof err), 0);
+        assert_int_equal(expanded, 1);
+        assert_int_equal(tagg_sf_pread_upto(fd, back, S, S, UINT64_MAX), 0);
+        assert_memory_equal(back + 100, "hello", 5);
+        assert_memory_equal(back, smooth, 100);
+        assert_memory_equal(back + 105, smooth + 105, S - 105);
+        /* again: the slot is raw now, the piece goes in place */
+        assert_int_equal(tagg_sfz_put_part(&z, fd, S, S, 200, "world", 5, &expanded, err, sizeof err), 0);
+        assert_int_equal(expanded, 0);
+        assert_int_equal(tagg_sf_pread_upto(fd, back, S, S, UINT64_MAX), 0);
+        assert_memory_equal(back + 200, "world", 5);
+        assert_memory_equal(back + 100, "hello", 5);
+        /* a cut through a compressed stripe expands it first */
+        assert_int_equal(tagg_sfz_put_whole(&z, fd, S, smooth, S, crc, &form, err, sizeof err), 0);
+        assert_true(form != 0);
+        assert_int_equal(tagg_sfz_expand(&z, fd, S, err, sizeof err), 0);
+        assert_int_equal(tagg_sf_pread_upto(fd, back, S, S, UINT64_MAX), 0);
+        assert_memory_equal(back, smooth, S);
+        /* a damaged compressed slot: a partial write fails, nothing is written */
+        assert_int_equal(tagg_sfz_put_whole(&z, fd, S, smooth, S, crc, &form, err, sizeof err), 0);
+        unsigned char x = 0x5a;
+        assert_int_equal(pwrite(fd, &x, 1, S + TAGG_SFZ_HDR + 3), 1);
+        assert_int_equal(tagg_sfz_put_part(&z, fd, S, S, 100, "hello", 5, &expanded, err, sizeof err), -1);
+        tagg_sfz_free(&z);
+    }
+    close(fd);
 }
 
 /* The opens: links are not followed, FIFOs and devices refused, a planted
@@ -540,11 +702,11 @@ static void test_notes_write(void **state)
     (void)state;
     notes_t m = {0};
     for (uint64_t k = 0; k < 3000; k++) {
-        assert_int_equal(tagg_notes_write(&m, k, 0, 0, k * 3), 0);
-        assert_int_equal(tagg_notes_write(&m, k, 0, 0, k * 5), 0);
+        assert_int_equal(tagg_notes_write(&m, k, 0, 0, 0, k * 3), 0);
+        assert_int_equal(tagg_notes_write(&m, k, 0, 0, 0, k * 5), 0);
     }
-    assert_int_equal(tagg_notes_write(&m, 8, 1, 99, 0), 0);
-    assert_int_equal(tagg_notes_write(&m, 8, 0, 0, 1), 0);
+    assert_int_equal(tagg_notes_write(&m, 8, 1, 99, 0, 0), 0);
+    assert_int_equal(tagg_notes_write(&m, 8, 0, 0, 0, 1), 0);
     assert_int_equal(tagg_notes_get(&m, 8), NOTE_DIRTY | NOTE_HADFULL);
     assert_int_equal(tagg_notes_get(&m, 9), NOTE_DIRTY);
     assert_true(tagg_notes_delta(&m, 9) == ((9 * 3) ^ (9 * 5)));
@@ -573,6 +735,7 @@ int main(void)
         cmocka_unit_test(test_notes),
         cmocka_unit_test(test_crc_shift),
         cmocka_unit_test(test_notes_write),
+        cmocka_unit_test(test_stripe_codec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

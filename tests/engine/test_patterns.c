@@ -113,7 +113,78 @@ static void make_pattern(pattern_t *p, int nranks, int kind, uint64_t base)
     }
 }
 
-static unsigned char value(int pat, uint64_t off) { return (unsigned char)((off * 2654435761u) >> 13) ^ (unsigned char)pat; }
+/* With compression= in CONFIG, two regions of every three 4 KiB are runs of 64 equal bytes (they compress) and
+ * the third keeps the scrambled values (it does not: stored raw), so both stored forms meet. */
+static int      compressible;
+static uint64_t zsum; /* bytes given to a codec over the run (TAGG_TEST_EXPECT_COMP) */
+static unsigned char value(int pat, uint64_t off)
+{
+    if (compressible && (off >> 12) % 3 != 2)
+        return (unsigned char)((off >> 6) * 31u + (unsigned)pat * 17u);
+    return (unsigned char)((off * 2654435761u) >> 13) ^ (unsigned char)pat;
+}
+
+/* compression: a later read-write open in which ranks rewrite small pieces
+ * independently (partial writes of compressed stripes: expanded, several
+ * ranks in one stripe), then a fresh read-only open checks every byte. */
+static int partial_rewrite(const char *path, const tagg_config_t *cfg, int pat, int rank, int size, unsigned char *image,
+                           uint64_t fsize)
+{
+    int      ok = 1;
+    uint64_t ngroups = rnd_in(1, 12);
+    tagg_file_t *f = tagg_file_open(path, TAGG_OPEN_RDWR, MPI_COMM_WORLD, MPI_INFO_NULL, cfg);
+    if (!f)
+        return H5Eprint2(H5E_DEFAULT, stderr), 0;
+    /* groups of adjacent pieces, one per rank, written at once: several ranks expand and
+     * write one stripe concurrently; a barrier between groups orders overlapping ones */
+    for (uint64_t g = 0; g < ngroups; g++) {
+        uint64_t base = rnd_in(0, fsize - 1), len = rnd_in(1, 3000);
+        for (int r = 0; r < size; r++) {
+            uint64_t off = base + (uint64_t)r * len, n = len;
+            if (off >= fsize)
+                break;
+            if (off + n > fsize)
+                n = fsize - off;
+            for (uint64_t b = 0; b < n; b++) /* every rank keeps the image */
+                image[off + b] = value(pat + 100 + (int)g, off + b);
+            if (r == rank) {
+                tagg_extents_t x;
+                tagg_extents_init(&x);
+                tagg_extents_push(&x, off, n, (char *)image + off);
+                if (tagg_io_write(f, &x, TAGG_RAW, false) < 0)
+                    H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
+                tagg_extents_free(&x);
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    if (tagg_file_close(f) < 0)
+        H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
+    if (!ok)
+        fprintf(stderr, "rank %d pattern %d: the partial rewrites failed\n", rank, pat);
+    f = tagg_file_open(path, 0, MPI_COMM_WORLD, MPI_INFO_NULL, cfg);
+    if (!f)
+        return H5Eprint2(H5E_DEFAULT, stderr), 0;
+    char *back = malloc(fsize + 1);
+    if (rank == (int)(pat % size)) { /* any rank reads it all */
+        tagg_extents_t all;
+        tagg_extents_init(&all);
+        tagg_extents_push(&all, 0, fsize, back);
+        if (tagg_io_read(f, &all, TAGG_RAW, false) < 0)
+            H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
+        tagg_extents_free(&all);
+        for (uint64_t b = 0; b < fsize && ok; b++)
+            if ((unsigned char)back[b] != image[b]) {
+                fprintf(stderr, "pattern %d after partial rewrites: file byte %llu is %u, expected %u\n", pat,
+                        (unsigned long long)b, (unsigned char)back[b], image[b]);
+                ok = 0;
+            }
+    }
+    free(back);
+    if (tagg_file_close(f) < 0)
+        ok = 0;
+    return ok;
+}
 
 int main(int argc, char **argv)
 {
@@ -141,10 +212,12 @@ int main(int argc, char **argv)
         return 2;
     }
     snprintf(path, sizeof path, "%s/patterns-%d.bin", dir, size);
+    compressible = cfg.compression != TAGG_COMP_NONE;
     rng_state = (uint64_t)strtoull(argv[2], NULL, 10) * 0x9E3779B97F4A7C15ULL + 1;
 
     for (int pat = 0; pat < npat; pat++) {
         int       kind = (int)(rnd() % 5), ok = 1;
+        unsigned char *image = NULL; /* compression: the file's bytes, for the partial rewrites */
         pattern_t p;
         make_pattern(&p, size, kind, rnd_in(0, 100000));
         /* now and then a second write of a range already written (same pattern, new values) */
@@ -181,6 +254,21 @@ int main(int argc, char **argv)
                 ok = 0;
             }
         }
+        /* compression=auto: the test says whether the model should have compressed (TAGG_TEST_EXPECT_COMP=1/0) */
+        const char *expect = getenv("TAGG_TEST_EXPECT_COMP");
+        if (expect && p.size) {
+            uint64_t zs = f->stats.comp_stripes, all = 0;
+            MPI_Allreduce(&zs, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+            uint64_t logical = f->stats.comp_logical, lall = 0;
+            MPI_Allreduce(&logical, &lall, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+            zsum += lall;
+            if (!atoi(expect) && lall != 0) { /* no whole stripe given to a codec (1: checked over the run) */
+                if (rank == 0)
+                    fprintf(stderr, "pattern %d: TAGG_TEST_EXPECT_COMP=%s but %llu bytes (%llu stripes compressed) went through a codec\n",
+                            pat, expect, (unsigned long long)lall, (unsigned long long)all);
+                ok = 0;
+            }
+        }
         /* collective read into other memory */
         tagg_extents_reset(&x);
         uint64_t m = 0;
@@ -202,22 +290,23 @@ int main(int argc, char **argv)
             m += p.ext[rank][i].len;
         }
         if (tagg_file_close(f) < 0)
-            ok = 0;
+            H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
         tagg_extents_free(&x);
 
         /* the whole file against the image (rank 0, through a fresh collective open and independent reads) */
         f = tagg_file_open(path, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &cfg);
         if (!f)
-            ok = 0;
+            H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
         else {
             if (rank == 0) {
                 tagg_extents_t all;
                 tagg_extents_init(&all);
                 tagg_extents_push(&all, 0, p.size, back);
                 if (tagg_io_read(f, &all, TAGG_RAW, false) < 0)
-                    ok = 0;
+                    H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
                 tagg_extents_free(&all);
                 char *written = calloc(1, p.size + 1);
+                image         = compressible ? calloc(1, p.size + 1) : NULL;
                 for (int r = 0; r < size; r++)
                     for (size_t i = 0; i < p.n[r]; i++)
                         for (uint64_t b = 0; b < p.ext[r][i].len; b++)
@@ -230,6 +319,8 @@ int main(int argc, char **argv)
                     if (!written[b] && !holes_defined)
                         continue;
                     unsigned char want = written[b] ? value(pat + rewrite, b) : 0;
+                    if (image)
+                        image[b] = want;
                     if ((unsigned char)back[b] != want) {
                         fprintf(stderr, "pattern %d kind %d: file byte %llu is %u, expected %u\n", pat, kind,
                                 (unsigned long long)b, (unsigned char)back[b], want);
@@ -239,8 +330,18 @@ int main(int argc, char **argv)
                 free(written);
             }
             if (tagg_file_close(f) < 0)
+                H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
+        }
+        if (compressible && f && p.size) { /* every rank needs the image (rank 0 built it) */
+            if (rank != 0)
+                image = calloc(1, p.size + 1);
+            MPI_Bcast(image, (int)p.size, MPI_UNSIGNED_CHAR, 0, MPI_COMM_WORLD);
+            int ok0 = ok;
+            MPI_Allreduce(&ok0, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            if (ok && !partial_rewrite(path, &cfg, pat, rank, size, image, p.size))
                 ok = 0;
         }
+        free(image);
         int all_ok;
         MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         all_ok ? passes++ : fails++;
@@ -248,6 +349,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "FAIL pattern %d (kind %d, %s, %s)\n", pat, kind, rewrite ? "written twice" : "written once", argv[3]);
         free(mem), free(back);
         pattern_free(&p);
+    }
+    if (getenv("TAGG_TEST_EXPECT_COMP") && atoi(getenv("TAGG_TEST_EXPECT_COMP")) && zsum == 0) {
+        if (rank == 0)
+            fprintf(stderr, "TAGG_TEST_EXPECT_COMP=1 but no stripe went through a codec in the whole run\n");
+        fails++;
     }
     if (rank == 0) {
         unlink(path);

@@ -3,10 +3,15 @@
 # small stripes over 3 subfiles, compared with the MPI-IO driver's file via
 # tagg-fuse; read back with other rank counts and another configuration;
 # tagg-fuse --check on the intact file and on damaged copies; H5Fdelete.
-#   subfiles.sh NP WORKLOAD TAGG_FUSE WORKDIR
+#   subfiles.sh NP WORKLOAD TAGG_FUSE WORKDIR [EXTRA_CONFIG]
+# EXTRA_CONFIG (e.g. "compression=zstd") is added to the writer's configuration;
+# with compression= the summary must report a ratio below 1 (this workload's
+# small strided datasets give few whole stripes, most of them expanded again
+# by later partial writes: the probe and expansion paths; compression.sh
+# covers compressed stripes that stay, and their damage).
 # Environment (from CTest): MPIEXEC NPFLAG PREFLAGS H5DIFF H5DUMP PLUGIN_DIR
 set -u
-np=$1 prog=$2 fuse=$3 work=$4
+np=$1 prog=$2 fuse=$3 work=$4 extra=${5:-}
 mkdir -p "$work" && cd "$work" || exit 1
 passed=0 failed=0
 ok()  { echo "PASS: $*"; passed=$((passed + 1)); }
@@ -19,7 +24,8 @@ expect_fail() {
   "$@" > fail.out 2>&1 && { bad "$what: succeeded"; return; }
   grep -q -- "$pat" fail.out && ok "$what: fails with '$pat'" || { bad "$what: message lacks '$pat'"; cat fail.out; }
 }
-CFG="layout=subfiles;stripe_size=4K;subfiles=3"
+CFG="layout=subfiles;stripe_size=4K;subfiles=3${extra:+;$extra}"
+comp=0; case "$extra" in *compression=*) comp=1 ;; esac
 N=3
 
 for md in coll indep; do
@@ -33,6 +39,14 @@ for md in coll indep; do
     || { bad "$md: workload on layout=subfiles, exit $rc"; tail -40 sf.out; continue; }
 
   # the files: an index that says what it is, N non-empty subfiles
+  if [ $comp = 1 ]; then
+    ratio=$(grep -o 'comp_ratio=[0-9.]*' sf.out | head -1 | cut -d= -f2)
+    awk -v r="${ratio:-1}" 'BEGIN { exit !(r < 1) }' && ok "$md: summary reports comp_ratio=$ratio" \
+      || bad "$md: summary comp_ratio '${ratio}' (want < 1): $(grep -o 'compression=.*' sf.out | head -1)"
+    stored=$(cat sf.h5.tagg.* | tr -d '\0' | wc -c); raw=$(grep -a '^logical_size' sf.h5 | cut -d' ' -f2)
+    [ "$stored" -lt "$raw" ] && ok "$md: subfiles hold $stored non-zero bytes for $raw logical bytes" \
+      || bad "$md: $stored non-zero stored bytes for $raw logical bytes"
+  fi
   head -c 64 sf.h5 | grep -q "^tagg subfiled HDF5 file, use tagg-fuse" && ok "$md: index starts with its description" \
     || bad "$md: index head is '$(head -c 64 sf.h5)'"
   n=0; for k in $(seq 0 $((N - 1))); do [ -s "sf.h5.tagg.${k}of$N" ] && n=$((n + 1)); done

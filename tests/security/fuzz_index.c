@@ -14,6 +14,7 @@
  * invariant is a finding (exit 1). In the test suite: `fuzz_index 10`. */
 #include "sf_path.h"
 #include "subfile_index.h"
+#include "sf_stripe_codec.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -79,6 +80,8 @@ static void make_seeds(void)
                 ix.nst = 4, ix.st = calloc(4, sizeof *ix.st);
                 for (int i = 0; i < 4; i++)
                     ix.st[i].j = (uint64_t)(i * 5), ix.st[i].crc = rnd();
+                if (!nvr) /* compressed stripes (issue 15): "s J CRC ENC OFFSET STORED LOGICAL" */
+                    ix.st[1].form = TAGG_SFZ_FORM(TAGG_SFZ_ZSTD, 1234), ix.st[2].form = TAGG_SFZ_FORM(TAGG_SFZ_BLOSC_LZ4, 41);
                 if (nvr)
                     ix.nmst = 2, ix.mst = calloc(2, sizeof *ix.mst), ix.mst[0].j = 0, ix.mst[1].j = 1;
             }
@@ -88,7 +91,8 @@ static void make_seeds(void)
 
 static const char *tokens[] = {"\n", "/", "..", " ", "0", "18446744073709551616", "99999999999", "s ", "m ",
                                "subfile ", "node ", "state open\n", "/local/tagg-0/node0/", "../", "\xff", "pad ",
-                               "\211HDF\r\n\032\n", "metadata ", "-1", "ffffffffffffffff"};
+                               "\211HDF\r\n\032\n", "metadata ", "-1", "ffffffffffffffff", " zstd ", " lz4 ",
+                               " blosc-zstd ", "4096", "40"};
 
 /* One mutation of buf (len bytes, room MAXLEN). */
 static size_t mutate(char *buf, size_t len)

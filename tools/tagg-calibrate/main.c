@@ -15,7 +15,9 @@
  * (intra-node) and of another node (inter-node) gives the MPI figures. Capacities
  * are what the node has left (tier ops). Unavailable tiers are left out, with
  * the reason. Progress goes to stderr; the default run takes well under a minute. */
+#include "codec.h"
 #include "config.h"
+#include "data.h"
 #include "tier.h"
 
 #include <errno.h>
@@ -273,6 +275,49 @@ static int measure_requests(const opts_t *o, double *lat, double *bw, char *why,
 }
 
 /* Ping-pong between rank 0 and `peer` (all ranks call). */
+/* The stripe codecs (codec.h) on this node, one core: compression and
+ * decompression rate (logical bytes per second) and the stored/logical ratio
+ * on HACC-like data (tools/tagg-codec/data.h) in 4 MiB stripes, with the
+ * defaults of the configuration (level 1, byte shuffle of 4-byte elements). */
+#define NCODECS 8
+static int measure_codecs(int quick, const char **name, double *comp, double *decomp, double *ratio)
+{
+    size_t         S = 4u << 20;
+    int            reps = quick ? 2 : 6, n = 0;
+    unsigned char *in = malloc(S), *out = NULL, *back = malloc(S);
+    if (!in || !back || tagg_data_fill("hacc", in, S, 42) < 0) {
+        free(in), free(back);
+        return 0;
+    }
+    for (int i = 0; tagg_codec_at(i) && n < NCODECS; i++) {
+        const tagg_codec_t *c = tagg_codec_at(i);
+        tagg_codec_opts_t   o;
+        char                err[256];
+        size_t              cap = c->bound(S), stored = 0;
+        tagg_codec_opts_default(&o);
+        free(out);
+        if (!(out = malloc(cap)))
+            break;
+        double tc = 0, td = 0;
+        int    ok = 1;
+        for (int r = 0; r < reps && ok; r++) {
+            double t0 = now();
+            ok = c->encode(&o, in, S, out, cap, &stored, err, sizeof err) == 0;
+            double t1 = now();
+            ok = ok && c->decode(out, stored, back, S, err, sizeof err) == 0 && !memcmp(in, back, S);
+            double t2 = now();
+            if (r > 0 || reps == 1) /* the first run warms up */
+                tc += t1 - t0, td += t2 - t1;
+        }
+        if (!ok || tc <= 0 || td <= 0)
+            continue;
+        name[n] = c->name, comp[n] = (double)S * (reps - 1) / tc, decomp[n] = (double)S * (reps - 1) / td;
+        ratio[n++] = (double)stored / (double)S;
+    }
+    free(in), free(out), free(back);
+    return n;
+}
+
 static void pingpong(int peer, int quick, double *lat, double *bw)
 {
     int    big = 4 << 20, nlat = quick ? 200 : 2000, nbw = quick ? 5 : 20;
@@ -371,7 +416,9 @@ int main(int argc, char **argv)
 
     tagg_tiers_t tiers;
     memset(&tiers, 0, sizeof tiers);
-    int    rc = 0, have_req = 0;
+    int    rc = 0, have_req = 0, ncodec = 0;
+    const char *cname[NCODECS];
+    double      ccomp[NCODECS], cdecomp[NCODECS], cratio[NCODECS];
     double req_lat[NSIZES], req_bw[NSIZES];
     if (rank_ == 0) {
         const tagg_tier_ops_t *mem[] = {&tagg_tier_hbm, &tagg_tier_dram, &tagg_tier_nvr};
@@ -421,6 +468,13 @@ int main(int argc, char **argv)
                 tiers.tier[tiers.ntiers++] = t;
             }
         }
+    }
+    if (rank_ == 0) {
+        progress("stripe codecs on HACC-like data, 4 MiB stripes, one core");
+        ncodec = measure_codecs(o.quick, cname, ccomp, cdecomp, cratio);
+        for (int i = 0; i < ncodec; i++)
+            progress("codec %s: compress %.3g GB/s, decompress %.3g GB/s, ratio %.3f", cname[i], ccomp[i] / 1e9,
+                     cdecomp[i] / 1e9, cratio[i]);
     }
     /* MPI: a rank on rank 0's node, a rank on another node */
     int node_of0 = 0, mynode, intra = -1, inter = -1;
@@ -474,6 +528,11 @@ int main(int argc, char **argv)
                 for (int k = 0; k < NSIZES; k++)
                     fprintf(out, "request %zu latency=%gs bandwidth=%gB/s\n", req_sizes[k], req_lat[k], req_bw[k]);
             }
+            if (ncodec)
+                fprintf(out, "# stripe codecs (compression=auto): rates of one core on HACC-like data, 4 MiB stripes\n");
+            for (int i = 0; i < ncodec; i++)
+                fprintf(out, "codec %s compress=%gB/s decompress=%gB/s ratio=%.4f\n", cname[i], ccomp[i], cdecomp[i],
+                        cratio[i]);
             if (intra > 0)
                 fprintf(out, "# mpi intra-node latency=%gs bandwidth=%gGB/s\n", lat[0], bw[0] / 1e9);
             if (inter > 0)

@@ -24,6 +24,7 @@
  *
  * Exit status: 0 fine, 1 a problem with IN or OUT (each one printed), 2 usage. */
 #include "subfile_index.h"
+#include "sf_stripe_codec.h"
 #include "sf_path.h"
 
 #include <errno.h>
@@ -205,10 +206,19 @@ static int check(const char *in)
                 prog, in, end, ix.logical_size);
         problems++;
     }
-    if (!problems)
+    if (!problems) {
         printf("%s: %s: OK: %" PRIu32 " %ssubfiles, stripe %" PRIu64 " bytes, %" PRIu64
                " bytes of HDF5 data, index format %u, checksums match\n",
                prog, in, ix.count, ix.nvr ? "node-local " : "", ix.stripe, ix.logical_size, ix.version);
+        uint64_t nz = 0, zs = 0; /* compressed stripes (issue 15) */
+        for (uint64_t i = 0; i < ix.nst; i++)
+            if (ix.st[i].form)
+                nz++, zs += TAGG_SFZ_FORM_STORED(ix.st[i].form);
+        if (nz)
+            printf("%s: %s: %" PRIu64 " of %" PRIu64 " written stripes compressed: %" PRIu64 " stored bytes for %" PRIu64
+                   " logical bytes (ratio %.4f)\n",
+                   prog, in, nz, ix.nst, zs, nz * ix.stripe, (double)zs / (double)(nz * ix.stripe));
+    }
     else
         fprintf(stderr, "%s: %s: %d problem%s found\n", prog, in, problems, problems > 1 ? "s" : "");
     close_all(&ix, fds, mfd);

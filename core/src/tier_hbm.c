@@ -9,17 +9,33 @@
 #include "error.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef TAGG_HAVE_MEMKIND
 #include <memkind.h>
 
-/* memkind's answer, asked once per process (its first call takes 10-20 ms). */
+/* Nodes with memory, from /sys ("0", "0-1", "0,2-3"): more than one? */
+static int several_memory_nodes(void)
+{
+    char  line[256] = "";
+    FILE *fp        = fopen("/sys/devices/system/node/has_memory", "r");
+    if (!fp)
+        return 1; /* unknown: ask memkind */
+    int got = fgets(line, sizeof line, fp) != NULL;
+    fclose(fp);
+    return !got || strpbrk(line, ",-") != NULL;
+}
+
+/* memkind's answer, asked once per process (its first call takes 10-20 ms).
+ * High-bandwidth memory is always a NUMA node of its own: with one memory
+ * node (and no MEMKIND_HBW_NODES naming one) there is none, without asking. */
 static int hbw_status(void)
 {
     static _Atomic int known = 0, status = 0;
     if (!known) {
-        status = memkind_check_available(MEMKIND_HBW);
+        status = !getenv("MEMKIND_HBW_NODES") && !several_memory_nodes() ? MEMKIND_ERROR_UNAVAILABLE
+                                                                         : memkind_check_available(MEMKIND_HBW);
         known  = 1;
     }
     return status;

@@ -120,24 +120,36 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
 }
 
 void tagg_engine_record(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tagg_dir_t dir, double t_plan,
-                        double t_move, double t_total)
+                        double t_move)
 {
     if (f->rank != 0 || !f->cfg.record || !*f->cfg.record || c->plan.action == TAGG_CALL_NOTHING)
         return;
-    tagg_tune_record_t r;
-    memset(&r, 0, sizeof r);
+    tagg_tune_record_t *r = &e->rec;
+    memset(r, 0, sizeof *r);
     tagg_req_desc_t *req = malloc((size_t)f->size * sizeof *req); /* this call's rows */
     if (!req)
         return;
     for (int i = 0; i < f->size; i++)
         req[i] = e->rows[i].req;
-    pattern_of(f, e, req, dir, r.v);
+    pattern_of(f, e, req, dir, r->v);
     free(req);
-    settings_of(f, e, &c->plan, r.v);
-    r.t_plan = t_plan, r.t_move = t_move, r.t_fs = t_move, r.t_total = t_total;
+    settings_of(f, e, &c->plan, r->v);
+    r->t_plan = t_plan, r->t_move = t_move, r->t_fs = e->t_fs;
+    e->rec_pending = 1;
+}
+
+void tagg_engine_record_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, int rc)
+{
+    if (!e->rec_pending)
+        return;
+    e->rec_pending = 0;
+    if (rc < 0)
+        return;
+    tagg_tune_record_t *r = &e->rec;
+    r->t_total            = MPI_Wtime() - e->rec_t0;
     char        line[2048], err[512];
     const char *base = strrchr(f->path, '/');
-    int         n    = tagg_tune_record_format(&r, dir == TAGG_WRITE ? "write" : "read", base ? base + 1 : f->path,
+    int         n    = tagg_tune_record_format(r, dir == TAGG_WRITE ? "write" : "read", base ? base + 1 : f->path,
                                                line, sizeof line);
     if (n < 0 || tagg_record_append(f->cfg.record, line, (size_t)n, err, sizeof err) < 0) {
         if (!e->record_warned++)

@@ -59,12 +59,18 @@ n=$(wc -l < rec.jsonl 2>/dev/null || echo 0)
 if [ "$n" -ge 2 ] && "$PYTHON" "$TUNE" predict a1.tune rec.jsonl > pred.txt 2>&1 && grep -q "mean error" pred.txt; then
   ok "records: $n lines, read back by tagg-tune"
 else bad "records: $n lines; tagg-tune: $(cat pred.txt 2>/dev/null)"; fi
-"$PYTHON" - rec.jsonl <<'PY' && ok "records: writes and reads of 4 ranks, settings and times present" || bad "records content"
+"$PYTHON" - rec.jsonl <<'PY' && ok "records: writes and reads of 4 ranks, settings and times present" || bad "records content (times: t_fs within t_move, t_total >= t_plan + t_move)"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 assert {r["op"] for r in recs} == {"write", "read"}, recs
 assert all(r["ranks"] == 4 and r["t_total"] > 0 and r["bytes_per_rank"] > 0 for r in recs)
 assert any(r["direct"] == 0 and r["aggregators"] >= 1 for r in recs)
+# times: t_fs is the file-system part of t_move (timed apart, not a copy of it),
+# t_total (ended by the caller's agreement) covers plan + move
+for r in recs:
+    assert 0 <= r["t_fs"] <= r["t_move"] and r["t_total"] >= r["t_plan"] + r["t_move"], r
+agg = [r for r in recs if r["direct"] == 0]
+assert any(0 < r["t_fs"] < r["t_move"] for r in agg), agg  # rank 0 aggregates: transfers are not file-system time
 PY
 # a bad model: the open fails on every rank with the reason
 printf 'tagg-tune model 1\nkind svm\n' > bad.tune

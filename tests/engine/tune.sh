@@ -80,12 +80,32 @@ if grep -Eq "unavailable: .*tuning: .*bad.tune: tuning model.? line 2: expected 
   ok "bad model file: open refused with the line named"
 else bad "bad model file: $(tail -5 out.txt)"; fi
 # explore -> fit -> tuning=: the whole loop on tiny sizes
-rm -f sweep.jsonl
+rm -rf sweep.jsonl sweep.jsonl.runs sweep.jsonl.csv heldout
 if HDF5_PLUGIN_PATH=$PLUGIN_DIR "$PYTHON" "$TUNE" explore --bench "$BENCH" --dir "$work" -o "$work/sweep.jsonl" --ranks 2 --reps 1 --quick \
      --mpiexec "$MPIEXEC ${PREFLAGS:-}" > explore.txt 2>&1 &&
    "$PYTHON" "$TUNE" fit sweep.jsonl -o fitted.tune --trees 10 > fit.txt 2>&1 && grep -q decision_tree fit.txt; then
   ok "explore ($(wc -l < sweep.jsonl) records) and fit: $(tail -1 fit.txt)"
   run "a fitted model drives the calls" "tuning model chose" "tuning=$work/fitted.tune" --kernel array1d --dist uniform --size 64K
 else bad "explore/fit: $(tail -5 explore.txt fit.txt 2>/dev/null)"; fi
+# heldout: one kernel of the quick sweep left out; the report and its JSON hold
+# the prediction error of that kernel and the tuned / default / best bandwidths
+if HDF5_PLUGIN_PATH=$PLUGIN_DIR "$PYTHON" "$TUNE" heldout sweep.jsonl --hold 1d-uniform-1M --bench "$BENCH" --out "$work/heldout" \
+     --reps 1 --trees 5 --mpiexec "$MPIEXEC ${PREFLAGS:-}" > heldout.txt 2>&1 &&
+   "$PYTHON" - heldout/heldout.json sweep.jsonl.runs <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+runs = [json.loads(l) for l in open(sys.argv[2])]
+assert [r["kernel"] for r in runs] == ["1d-uniform-64K", "1d-uniform-1M"], runs
+assert list(h["kernels"]) == ["1d-uniform-1M"], h["kernels"]           # only the held-out kernel is scored
+assert {b["op"] for b in h["bandwidth"]} == {"write", "read"}, h["bandwidth"]
+for b in h["bandwidth"]:
+    assert b["tuned"][0] > 0 and b["default"][0] > 0 and b["best_bw"][0] > 0, b
+    assert abs(b["tuned_over_best"] - b["tuned"][0] / b["best_bw"][0]) < 1e-9, b
+    assert b["best"] in runs[1]["settings"], b                           # a setting of the sweep
+PY
+then
+  grep -q "tuned calls: .*write:" heldout.txt && ok "heldout: $(grep -c . heldout/heldout.txt) report lines, tuned calls recorded" ||
+    bad "heldout: no tuned calls in $(grep 'tuned calls' heldout.txt)"
+else bad "heldout: $(tail -8 heldout.txt)"; fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -229,7 +229,7 @@ static void engine_free(tagg_engine_t *e)
         return;
     free(e->rows), free(e->req), free(e->prev_rows), free(e->res_key), free(e->machine_rows);
     tagg_call_plan_free(&e->prev_plan);
-    tagg_tune_free(e->tune);
+    tagg_engine_tune_close(e);
     if (e->res && --e->res->users == 0 && !e->res->cached)
         res_free(e->res);
     if (!e->res && e->topo) /* loaded at open, resources never made */

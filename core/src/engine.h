@@ -70,6 +70,7 @@ typedef struct tagg_engine {
     int                fs_kind;       /* this rank's statfs view (sent in its row) */
     int                fs_kind_agreed; /* the ranks' common view, 0 when they differ */
     uint64_t           tune_calls;    /* calls whose settings the model chose */
+    int                tune_cached;   /* tune belongs to the process's model cache (engine_tune.c) */
     double             tune_pred;     /* the last choice's predicted seconds */
     int                record_warned; /* a record could not be appended (warned once) */
     /* record= of the call under way (rank 0): the seconds this rank spent in
@@ -149,8 +150,11 @@ void tagg_engine_record(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, 
  * record with t_total = now - e->rec_t0, the call's start (rc < 0: the call
  * failed, nothing appended). */
 void tagg_engine_record_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, int rc);
-/* engine_tune.c. Local, at open: loads tuning= (an error pushed: the caller agrees). */
+/* engine_tune.c. Local, at open: loads tuning= (an error pushed: the caller
+ * agrees), or takes it from the process's cache when the file is unchanged. */
 int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e);
+/* engine_tune.c. At close: releases the model (the cache keeps its own). */
+void tagg_engine_tune_close(tagg_engine_t *e);
 
 /* engine_tier.c. Collective (one MPI_Allgather): which node each rank is on and
  * each node's tier (forced by aggr_tier, or the model's choice under capacity

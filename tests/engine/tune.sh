@@ -50,6 +50,9 @@ run "model forces direct access of S3D blocks (the cost model aggregates them)" 
 grep -q 'aggr_write_calls=0' sum.txt && ok "  ... and no aggregated write" || bad "  ... summary: $(cat sum.txt)"
 run "model picks 1 aggregator" "domains=1 " "tuning=$work/a1.tune;aggregate=always" --kernel s3d --grid 32 32 32
 run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=always" --kernel s3d --grid 32 32 32
+# one process opens the file several times (write, read): the model is parsed once, then reused
+nl=$(grep -c "tuning model .*a4.tune loaded" out.txt); nr=$(grep -c "tuning model .*a4.tune reused" out.txt)
+[ "$nl" = 1 ] && [ "$nr" -ge 1 ] && ok "  ... model parsed once per process, reused $nr times" || bad "  ... model loaded $nl times, reused $nr"
 run "model picks throttle 2" "throttle=2 " "tuning=$work/t2.tune;aggregate=always;aggregators=4" --kernel s3d --grid 32 32 32
 run "a key set by the user stays forced (aggregators=2 against a model preferring 4)" "domains=2 " \
   "tuning=$work/a4.tune;aggregate=always;aggregators=2" --kernel s3d --grid 32 32 32

@@ -229,7 +229,7 @@ static void engine_free(tagg_engine_t *e)
         return;
     free(e->rows), free(e->req), free(e->prev_rows), free(e->res_key);
     tagg_call_plan_free(&e->prev_plan);
-    tagg_tune_free(e->tune);
+    tagg_engine_tune_close(e);
     if (e->res && --e->res->users == 0 && !e->res->cached)
         res_free(e->res);
     if (!e->res && e->topo) /* loaded at open, resources never made */
@@ -379,6 +379,8 @@ static int move(tagg_file_t *f, const tagg_extents_t *x, bool collective, tagg_d
 {
     if (!collective)
         return tagg_io_direct(f, x, dir);
+    tagg_engine_t *e = f->backend; /* record=: the call's start, its file-system seconds */
+    e->rec_t0 = MPI_Wtime(), e->t_fs = 0, e->rec_pending = 0;
     int W = f->store_ops->owner_window ? f->store_ops->owner_window(f) : 0;
     if (W > 0)
         return move_windows(f, x, dir, W);
@@ -408,8 +410,10 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
     double tb = 0;
     int rc = tagg_engine_plan(f, e, &c, dir);
     double t1 = MPI_Wtime();
-    if (rc == 0 && c.plan.action == TAGG_CALL_DIRECT)
+    if (rc == 0 && c.plan.action == TAGG_CALL_DIRECT) {
         rc = tagg_io_direct(f, x, dir); /* each rank its own extents, in order */
+        e->t_fs += MPI_Wtime() - t1;     /* all of it is file-system calls */
+    }
     else if (rc == 0 && c.plan.action == TAGG_CALL_AGGREGATE) {
         tb     = MPI_Wtime();
         int br = res_buffers(f, e); /* agreed */
@@ -442,10 +446,8 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
                c.reused ? "reused" : "new", c.plan.exact ? "" : ",coverage-exchange", t1 - t0, tr, MPI_Wtime() - t1, tb);
         fflush(stdout);
     }
-    if (rc == 0 && f->rank == 0 && f->cfg.record && *f->cfg.record) {
-        double t2 = MPI_Wtime();
-        tagg_engine_record(f, e, &c, dir, t1 - t0, t2 - t1, t2 - t0);
-    }
+    if (rc == 0 && f->rank == 0 && f->cfg.record && *f->cfg.record) /* appended after the agreement */
+        tagg_engine_record(f, e, &c, dir, t1 - t0, MPI_Wtime() - t1);
     tagg_engine_call_free(&c);
     return rc;
 }
@@ -458,6 +460,12 @@ static int tapioca_write(tagg_file_t *f, const tagg_extents_t *x, bool collectiv
 static int tapioca_read(tagg_file_t *f, const tagg_extents_t *x, bool collective)
 {
     return move(f, x, collective, TAGG_READ);
+}
+
+static void tapioca_done(tagg_file_t *f, tagg_dir_t dir, int rc)
+{
+    if (f->backend)
+        tagg_engine_record_done(f, f->backend, dir, rc);
 }
 
 static void tapioca_describe(const tagg_file_t *f, char *buf, size_t len)
@@ -482,4 +490,5 @@ const tagg_backend_ops_t tagg_backend_tapioca = {
     .close = tapioca_close,
     .write = tapioca_write,
     .read  = tapioca_read,
+    .done  = tapioca_done,
 };

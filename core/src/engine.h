@@ -70,8 +70,17 @@ typedef struct tagg_engine {
     int                fs_kind;       /* this rank's statfs view (sent in its row) */
     int                fs_kind_agreed; /* the ranks' common view, 0 when they differ */
     uint64_t           tune_calls;    /* calls whose settings the model chose */
+    int                tune_cached;   /* tune belongs to the process's model cache (engine_tune.c) */
     double             tune_pred;     /* the last choice's predicted seconds */
     int                record_warned; /* a record could not be appended (warned once) */
+    /* record= of the call under way (rank 0): the seconds this rank spent in
+     * file-system calls (store pwrite / pread: the aggregator's rounds or the
+     * direct accesses), and the record kept until the caller's agreement ends
+     * the call (tagg_engine_record_done), so t_total covers the slowest rank */
+    double             t_fs;
+    double             rec_t0;
+    int                rec_pending;
+    tagg_tune_record_t rec;
 } tagg_engine_t;
 
 /* One piece of a rank's request: part of one extent inside one round of one domain. */
@@ -148,11 +157,19 @@ void tagg_engine_call_free(tagg_call_t *c);
  * choose the free settings of a call about to be planned from in->req. -1
  * (every rank, from the same rows) when the ranks hold different models. */
 int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_dir_t dir);
-/* engine_tune.c. Rank 0 appends this call's record (record=); never collective. */
+/* engine_tune.c. Rank 0 keeps this call's record (record=): pattern,
+ * settings, t_plan, t_move and t_fs (e->t_fs). Never collective. */
 void tagg_engine_record(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tagg_dir_t dir, double t_plan,
-                        double t_move, double t_total);
-/* engine_tune.c. Local, at open: loads tuning= (an error pushed: the caller agrees). */
+                        double t_move);
+/* engine_tune.c. After the call's error agreement: rank 0 appends the kept
+ * record with t_total = now - e->rec_t0, the call's start (rc < 0: the call
+ * failed, nothing appended). */
+void tagg_engine_record_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, int rc);
+/* engine_tune.c. Local, at open: loads tuning= (an error pushed: the caller
+ * agrees), or takes it from the process's cache when the file is unchanged. */
 int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e);
+/* engine_tune.c. At close: releases the model (the cache keeps its own). */
+void tagg_engine_tune_close(tagg_engine_t *e);
 
 /* engine_tier.c: which node each rank is on and
  * each node's tier (forced by aggr_tier, or the model's choice under capacity

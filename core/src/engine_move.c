@@ -64,9 +64,12 @@ static int aggregator_round(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t 
                      dir == TAGG_WRITE ? "write" : "read", (unsigned long long)(b - a), (unsigned long long)a);
             rc = -1;
         }
-        if (rc == 0 && b > a)
-            rc = dir == TAGG_WRITE ? f->store_ops->pwrite(f, a, b - a, buf + (a - rlo))
-                                   : f->store_ops->pread(f, a, b - a, buf + (a - rlo));
+        if (rc == 0 && b > a) {
+            double t = MPI_Wtime(); /* the file-system part of the call (record=: t_fs) */
+            rc       = dir == TAGG_WRITE ? f->store_ops->pwrite(f, a, b - a, buf + (a - rlo))
+                                         : f->store_ops->pread(f, a, b - a, buf + (a - rlo));
+            e->t_fs += MPI_Wtime() - t;
+        }
     }
     *cov_pos = i;
     if (t && c->my_index + t < c->ndom) { /* let the aggregator t places after go */

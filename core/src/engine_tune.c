@@ -7,9 +7,11 @@
 #include "record.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The pattern part of the vocabulary, from the gathered rows (same on every rank). */
 static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_req_desc_t *req, tagg_dir_t dir,
@@ -54,18 +56,85 @@ static void settings_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg
     v[TAGG_TV_THROTTLE]    = p->throttle;
 }
 
+/* The last model loaded, kept for the next files of the process: a forest of
+ * 100 trees is a few MB of text, tens of milliseconds to parse and check on
+ * every rank, which an open per file would pay each time (more than the I/O of
+ * a small file). Reused while the file is the same one, unchanged (device,
+ * inode, size, modification time); refs counts the open files using it. */
+static struct {
+    pthread_mutex_t    mu;
+    char              *path;
+    struct stat        st;
+    tagg_tune_model_t *m;
+    int                refs;
+} model_cache = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+__attribute__((destructor)) static void model_cache_free(void) /* exit, or the plugin's dlclose */
+{
+    tagg_tune_free(model_cache.m);
+    free(model_cache.path);
+    model_cache.m = NULL, model_cache.path = NULL;
+}
+
 int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e)
 {
     e->fs_kind = tagg_fs_kind(f->path);
     if (!f->cfg.tuning || !*f->cfg.tuning)
         return 0;
-    char err[1024];
-    if (tagg_tune_load(f->cfg.tuning, &e->tune, err, sizeof err) < 0) {
-        TAGG_ERR(TAGG_E_CONFIG, "tuning: %s", err);
-        return -1;
+    const char *path = f->cfg.tuning;
+    struct stat st;
+    int         have = lstat(path, &st) == 0 && S_ISREG(st.st_mode), reused = 0; /* else the load says why */
+    pthread_mutex_lock(&model_cache.mu);
+    if (have && model_cache.m && !strcmp(model_cache.path, path) && same_file(&model_cache.st, &st)) {
+        e->tune = model_cache.m, e->tune_cached = 1, reused = 1;
+        model_cache.refs++;
+    }
+    pthread_mutex_unlock(&model_cache.mu);
+    if (!e->tune) {
+        char err[1024];
+        if (tagg_tune_load(path, &e->tune, err, sizeof err) < 0) {
+            TAGG_ERR(TAGG_E_CONFIG, "tuning: %s", err);
+            return -1;
+        }
+        struct stat after;
+        char       *copy = strdup(path);
+        pthread_mutex_lock(&model_cache.mu);
+        /* kept when nothing uses the old one and the file did not change while read */
+        if (copy && have && model_cache.refs == 0 && lstat(path, &after) == 0 && same_file(&st, &after)) {
+            tagg_tune_free(model_cache.m);
+            free(model_cache.path);
+            model_cache.m = e->tune, model_cache.path = copy, model_cache.st = st, model_cache.refs = 1;
+            e->tune_cached = 1, copy = NULL;
+        }
+        pthread_mutex_unlock(&model_cache.mu);
+        free(copy);
     }
     e->tune_sum = tagg_tune_sum(e->tune);
+    if (f->cfg.verbose >= 2 && f->rank == 0) {
+        printf("tagg: tuning model %s %s (%s, %d trees)\n", path, reused ? "reused" : "loaded",
+               tagg_tune_kind(e->tune), tagg_tune_trees(e->tune));
+        fflush(stdout);
+    }
     return 0;
+}
+
+void tagg_engine_tune_close(tagg_engine_t *e)
+{
+    if (!e->tune)
+        return;
+    if (e->tune_cached) { /* the cache keeps it for the next file */
+        pthread_mutex_lock(&model_cache.mu);
+        model_cache.refs--;
+        pthread_mutex_unlock(&model_cache.mu);
+    } else
+        tagg_tune_free(e->tune);
+    e->tune = NULL;
 }
 
 int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_dir_t dir)
@@ -120,24 +189,36 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
 }
 
 void tagg_engine_record(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tagg_dir_t dir, double t_plan,
-                        double t_move, double t_total)
+                        double t_move)
 {
     if (f->rank != 0 || !f->cfg.record || !*f->cfg.record || c->plan.action == TAGG_CALL_NOTHING)
         return;
-    tagg_tune_record_t r;
-    memset(&r, 0, sizeof r);
+    tagg_tune_record_t *r = &e->rec;
+    memset(r, 0, sizeof *r);
     tagg_req_desc_t *req = malloc((size_t)f->size * sizeof *req); /* this call's rows */
     if (!req)
         return;
     for (int i = 0; i < f->size; i++)
         req[i] = e->rows[i].req;
-    pattern_of(f, e, req, dir, r.v);
+    pattern_of(f, e, req, dir, r->v);
     free(req);
-    settings_of(f, e, &c->plan, r.v);
-    r.t_plan = t_plan, r.t_move = t_move, r.t_fs = t_move, r.t_total = t_total;
+    settings_of(f, e, &c->plan, r->v);
+    r->t_plan = t_plan, r->t_move = t_move, r->t_fs = e->t_fs;
+    e->rec_pending = 1;
+}
+
+void tagg_engine_record_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, int rc)
+{
+    if (!e->rec_pending)
+        return;
+    e->rec_pending = 0;
+    if (rc < 0)
+        return;
+    tagg_tune_record_t *r = &e->rec;
+    r->t_total            = MPI_Wtime() - e->rec_t0;
     char        line[2048], err[512];
     const char *base = strrchr(f->path, '/');
-    int         n    = tagg_tune_record_format(&r, dir == TAGG_WRITE ? "write" : "read", base ? base + 1 : f->path,
+    int         n    = tagg_tune_record_format(r, dir == TAGG_WRITE ? "write" : "read", base ? base + 1 : f->path,
                                                line, sizeof line);
     if (n < 0 || tagg_record_append(f->cfg.record, line, (size_t)n, err, sizeof err) < 0) {
         if (!e->record_warned++)

@@ -54,6 +54,9 @@ typedef struct tagg_backend_ops {
     int (*read)(tagg_file_t *f, const tagg_extents_t *x, bool collective);
     /* Optional: extra "key=value ..." fields for the per-file summary. */
     void (*describe)(const tagg_file_t *f, char *buf, size_t len);
+    /* Optional, local: after a collective call's error agreement (rc, the same
+     * on every rank), when every rank has finished its part of the call. */
+    void (*done)(tagg_file_t *f, tagg_dir_t dir, int rc);
 } tagg_backend_ops_t;
 
 struct tagg_file {

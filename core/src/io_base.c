@@ -60,8 +60,11 @@ int tagg_io_exec(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool colle
         if (brc < 0)
             rc = -1;
     }
-    if (collective)
+    if (collective) {
         rc = tagg_agree(f->comm, rc, dir == TAGG_WRITE ? "collective write" : "collective read");
+        if (f->ops->done) /* the agreement waited for every rank: the call's end */
+            f->ops->done(f, dir, rc);
+    }
     if (rc == 0) {
         f->stats.bytes[dir][kind] += x->bytes;
         f->stats.calls[dir][kind]++;

@@ -497,13 +497,19 @@ double tagg_tune_choose(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], co
     if (nfree == 0)
         return -1;
     double try[TAGG_TV_COUNT_], best[TAGG_TV_COUNT_], best_t = INFINITY;
-    int    pos[TAGG_TV_COUNT_] = {0};
+    int    pos[TAGG_TV_COUNT_] = {0}, aggr_free = 0;
+    for (int i = 0; i < nfree; i++)
+        aggr_free |= free_c[i]->var == TAGG_TV_AGGREGATORS;
     memcpy(try, x, sizeof try);
     memcpy(best, x, sizeof best);
     for (int combo = 0; combo < TAGG_TUNE_MAX_COMBOS; combo++) {
         for (int i = 0; i < nfree; i++)
             try[free_c[i]->var] = free_c[i]->value[pos[i]];
-        double t = tagg_tune_predict(m, try, NULL);
+        /* only combinations a call can have (records say so): a direct call
+         * has 0 aggregators, an aggregated one at least 1 */
+        int    ok = !aggr_free || (try[TAGG_TV_DIRECT] >= 0.5 ? try[TAGG_TV_AGGREGATORS] == 0
+                                                             : try[TAGG_TV_AGGREGATORS] >= 1);
+        double t  = ok ? tagg_tune_predict(m, try, NULL) : INFINITY;
         if (t < best_t)
             best_t = t, memcpy(best, try, sizeof best);
         /* next combination (odometer) */
@@ -513,6 +519,8 @@ double tagg_tune_choose(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], co
         if (i == nfree)
             break;
     }
+    if (best_t == INFINITY)
+        return -1; /* no candidate a call can have */
     memcpy(x, best, sizeof best);
     return best_t;
 }

@@ -50,6 +50,9 @@ run "model forces direct access of S3D blocks (the cost model aggregates them)" 
 grep -q 'aggr_write_calls=0' sum.txt && ok "  ... and no aggregated write" || bad "  ... summary: $(cat sum.txt)"
 run "model picks 1 aggregator" "domains=1 " "tuning=$work/a1.tune;aggregate=always" --kernel s3d --grid 32 32 32
 run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=always" --kernel s3d --grid 32 32 32
+# one process opens the file several times (write, read): the model is parsed once, then reused
+nl=$(grep -c "tuning model .*a4.tune loaded" out.txt); nr=$(grep -c "tuning model .*a4.tune reused" out.txt)
+[ "$nl" = 1 ] && [ "$nr" -ge 1 ] && ok "  ... model parsed once per process, reused $nr times" || bad "  ... model loaded $nl times, reused $nr"
 run "model picks throttle 2" "throttle=2 " "tuning=$work/t2.tune;aggregate=always;aggregators=4" --kernel s3d --grid 32 32 32
 run "a key set by the user stays forced (aggregators=2 against a model preferring 4)" "domains=2 " \
   "tuning=$work/a4.tune;aggregate=always;aggregators=2" --kernel s3d --grid 32 32 32
@@ -59,12 +62,18 @@ n=$(wc -l < rec.jsonl 2>/dev/null || echo 0)
 if [ "$n" -ge 2 ] && "$PYTHON" "$TUNE" predict a1.tune rec.jsonl > pred.txt 2>&1 && grep -q "mean error" pred.txt; then
   ok "records: $n lines, read back by tagg-tune"
 else bad "records: $n lines; tagg-tune: $(cat pred.txt 2>/dev/null)"; fi
-"$PYTHON" - rec.jsonl <<'PY' && ok "records: writes and reads of 4 ranks, settings and times present" || bad "records content"
+"$PYTHON" - rec.jsonl <<'PY' && ok "records: writes and reads of 4 ranks, settings and times present" || bad "records content (times: t_fs within t_move, t_total >= t_plan + t_move)"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 assert {r["op"] for r in recs} == {"write", "read"}, recs
 assert all(r["ranks"] == 4 and r["t_total"] > 0 and r["bytes_per_rank"] > 0 for r in recs)
 assert any(r["direct"] == 0 and r["aggregators"] >= 1 for r in recs)
+# times: t_fs is the file-system part of t_move (timed apart, not a copy of it),
+# t_total (ended by the caller's agreement) covers plan + move
+for r in recs:
+    assert 0 <= r["t_fs"] <= r["t_move"] and r["t_total"] >= r["t_plan"] + r["t_move"], r
+agg = [r for r in recs if r["direct"] == 0]
+assert any(0 < r["t_fs"] < r["t_move"] for r in agg), agg  # rank 0 aggregates: transfers are not file-system time
 PY
 # a bad model: the open fails on every rank with the reason
 printf 'tagg-tune model 1\nkind svm\n' > bad.tune
@@ -74,12 +83,32 @@ if grep -Eq "unavailable: .*tuning: .*bad.tune: tuning model.? line 2: expected 
   ok "bad model file: open refused with the line named"
 else bad "bad model file: $(tail -5 out.txt)"; fi
 # explore -> fit -> tuning=: the whole loop on tiny sizes
-rm -f sweep.jsonl
+rm -rf sweep.jsonl sweep.jsonl.runs sweep.jsonl.csv heldout
 if HDF5_PLUGIN_PATH=$PLUGIN_DIR "$PYTHON" "$TUNE" explore --bench "$BENCH" --dir "$work" -o "$work/sweep.jsonl" --ranks 2 --reps 1 --quick \
      --mpiexec "$MPIEXEC ${PREFLAGS:-}" > explore.txt 2>&1 &&
    "$PYTHON" "$TUNE" fit sweep.jsonl -o fitted.tune --trees 10 > fit.txt 2>&1 && grep -q decision_tree fit.txt; then
   ok "explore ($(wc -l < sweep.jsonl) records) and fit: $(tail -1 fit.txt)"
   run "a fitted model drives the calls" "tuning model chose" "tuning=$work/fitted.tune" --kernel array1d --dist uniform --size 64K
 else bad "explore/fit: $(tail -5 explore.txt fit.txt 2>/dev/null)"; fi
+# heldout: one kernel of the quick sweep left out; the report and its JSON hold
+# the prediction error of that kernel and the tuned / default / best bandwidths
+if HDF5_PLUGIN_PATH=$PLUGIN_DIR "$PYTHON" "$TUNE" heldout sweep.jsonl --hold 1d-uniform-1M --bench "$BENCH" --out "$work/heldout" \
+     --reps 1 --trees 5 --mpiexec "$MPIEXEC ${PREFLAGS:-}" > heldout.txt 2>&1 &&
+   "$PYTHON" - heldout/heldout.json sweep.jsonl.runs <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+runs = [json.loads(l) for l in open(sys.argv[2])]
+assert [r["kernel"] for r in runs] == ["1d-uniform-64K", "1d-uniform-1M"], runs
+assert list(h["kernels"]) == ["1d-uniform-1M"], h["kernels"]           # only the held-out kernel is scored
+assert {b["op"] for b in h["bandwidth"]} == {"write", "read"}, h["bandwidth"]
+for b in h["bandwidth"]:
+    assert b["tuned"][0] > 0 and b["default"][0] > 0 and b["best_bw"][0] > 0, b
+    assert abs(b["tuned_over_best"] - b["tuned"][0] / b["best_bw"][0]) < 1e-9, b
+    assert b["best"] in runs[1]["settings"], b                           # a setting of the sweep
+PY
+then
+  grep -q "tuned calls: .*write:" heldout.txt && ok "heldout: $(grep -c . heldout/heldout.txt) report lines, tuned calls recorded" ||
+    bad "heldout: no tuned calls in $(grep 'tuned calls' heldout.txt)"
+else bad "heldout: $(tail -8 heldout.txt)"; fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

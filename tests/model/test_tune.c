@@ -114,6 +114,23 @@ static void test_choose(void **state)
     assert_double_equal(tagg_tune_choose(m, x, forced), -1, 0);
     assert_double_equal(x[TAGG_TV_AGGREGATORS], 1, 0);
     tagg_tune_free(m);
+    /* direct and aggregators together: the model predicts aggregated calls with
+     * 0 aggregators (a combination no call has) fastest; the choice must be a
+     * possible one: direct with 0 aggregators (1.5 s) beats 2 aggregators (3 s) */
+    m = load("tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 2\ninput direct\n"
+             "input aggregators\ncandidates direct 0 1\ncandidates aggregators 0 1 2\ncombine mean\ntrees 1\n"
+             "tree 0 5\nnode 0 1 0x1p-1 1 2 0\nnode 1 0 0x1p-1 3 4 0\nnode 2 -1 0 -1 -1 0x1.193ea7aad030bp+0\n"
+             "node 3 -1 0 -1 -1 -5\nnode 4 -1 0 -1 -1 0x1.9f323ecbf984cp-2\n");
+    memset(forced, 0, sizeof forced);
+    x[TAGG_TV_DIRECT] = 0, x[TAGG_TV_AGGREGATORS] = 1;
+    assert_double_equal(tagg_tune_choose(m, x, forced), 1.5, 1e-12);
+    assert_double_equal(x[TAGG_TV_DIRECT], 1, 0);
+    assert_double_equal(x[TAGG_TV_AGGREGATORS], 0, 0);
+    /* aggregation forced: only 1 or 2 aggregators (3 s) may be chosen */
+    forced[TAGG_TV_DIRECT] = 1, x[TAGG_TV_DIRECT] = 0;
+    assert_double_equal(tagg_tune_choose(m, x, forced), 3.0, 1e-12);
+    assert_true(x[TAGG_TV_AGGREGATORS] >= 1);
+    tagg_tune_free(m);
 }
 
 static void test_gbdt_and_forest(void **state)

@@ -173,3 +173,48 @@ def test_bad_records_are_refused(tmp_path):
     p.write_text("not json\n")
     r = subprocess.run([sys.executable, TOOL, "fit", str(p), "-o", str(tmp_path / "m")], capture_output=True, text=True)
     assert r.returncode == 1 and "not a JSON record" in r.stderr
+
+
+def test_median_rows_one_per_pattern_and_settings():
+    """fit --medians / heldout: one row per (kernel, pattern, settings), its
+    time the median of the repetitions; other settings stay apart."""
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    rows = []
+    for t in (0.1, 0.5, 0.2):               # three repetitions of one setting
+        rows.append(dict(base, t_total=t))
+    rows.append(dict(base, direct=1, aggregators=0, t_total=9.0))  # another setting
+    rows.append(dict(base, t_total=7.0, _kernel="other"))          # same numbers, another kernel
+    m = tt.median_rows(rows)
+    assert len(m) == 3, m
+    by = {(r.get("_kernel"), r["direct"]): r for r in m}
+    assert by[(None, 0)]["t_total"] == 0.2 and by[(None, 0)]["_n"] == 3
+    assert by[(None, 1)]["t_total"] == 9.0 and by[("other", 0)]["t_total"] == 7.0
+
+
+def test_fit_medians_fits_fewer_rows(tmp_path):
+    rows = synthetic_rows(n=120)
+    path = c_records(rows + rows, tmp_path)  # every record twice: the medians halve the rows
+    model = tmp_path / "m.tune"
+    out = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(model), "--trees", "5", "--medians"],
+                         capture_output=True, text=True, check=True).stdout
+    groups = len({tuple(r[:VOCAB_LEN]) for r in rows})  # repeated patterns x settings merge too
+    assert groups < 120 and "tagg-tune: %d records" % groups in out, out
+    out = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(model), "--trees", "5"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "tagg-tune: 240 records" in out, out
+
+
+def test_bench_csv_medians_and_reps(tmp_path):
+    """heldout reads tagg-bench's --csv: medians, min, max and every repetition per variant."""
+    p = tmp_path / "b.csv"
+    p.write_text("kernel,ranks,files,variant,rep,status,bytes,write_s,write_MiBs,read_s,read_MiBs,read_cache\n"
+                 "hacc,2,shared,tuned,1,ok,100,0.1,10.0,0.05,20.0,fadvise\n"
+                 "hacc,2,shared,tuned,2,ok,100,0.1,30.0,0.05,40.0,fadvise\n"
+                 "hacc,2,shared,tuned,median,ok,100,,20.0,,30.0,fadvise\n"
+                 "hacc,2,shared,tuned,min,ok,100,,10.0,,20.0,fadvise\n"
+                 "hacc,2,shared,tuned,max,ok,100,,30.0,,40.0,fadvise\n"
+                 "hacc,2,shared,bad,-,failed: oops,100,,,,,fadvise\n")
+    b = tt.bench_csv(str(p))
+    assert b["tuned"]["write"] == [20.0, 10.0, 30.0, [10.0, 30.0]]
+    assert b["tuned"]["read"] == [30.0, 20.0, 40.0, [20.0, 40.0]]
+    assert b["bad"]["write"][0] is None

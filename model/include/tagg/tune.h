@@ -115,9 +115,11 @@ double tagg_tune_predict(const tagg_tune_model_t *m, const double x[TAGG_TV_COUN
  * configuration or the cost model gives; forced[v] != 0 keeps setting v as it
  * is.  Every combination of the candidate values of the free settings the
  * model knows is predicted (at most TAGG_TUNE_MAX_COMBOS, else the first ones
- * in order), and the fastest is written into x.  Settings the model has no
- * candidates for stay as they are.  Returns the predicted seconds of the
- * choice, or -1 when the model knows no free setting (x unchanged). */
+ * in order), and the fastest is written into x.  When aggregators is free, only
+ * combinations a call can have are tried: direct with 0 aggregators, aggregated
+ * with 1 or more (as records carry them).  Settings the model has no candidates
+ * for stay as they are.  Returns the predicted seconds of the choice, or -1
+ * when the model knows no free setting or no possible combination (x unchanged). */
 double tagg_tune_choose(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_]);
 
 /* ---- records (`record=FILE`): one JSON object a line ----------------------

@@ -1,5 +1,6 @@
 /* tagg configuration: parser, validation, environment and printing, all driven
  * by TAGG_CONFIG_TABLE in config.h. */
+#include "errmsg.h"
 #include "config.h"
 
 #include <ctype.h>
@@ -45,16 +46,6 @@ static const key_t_ keys[] = {TAGG_CONFIG_TABLE(TAGG_KEY_ROW_)};
 #undef TAGG_KEY_ROW_
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static void list_names(char *buf, size_t len, const char *const *names)
 {
     size_t used = 0;
@@ -84,7 +75,7 @@ static int parse_number(const key_t_ *k, const char *v, long long *out, char *er
     errno = 0;
     x     = strtoll(v, &end, 10);
     if (end == v || errno == ERANGE) {
-        set_err(err, errlen, "tagg config: key '%s': '%s' is not a whole number", k->name, v);
+        tagg_errmsg(err, errlen, "tagg config: key '%s': '%s' is not a whole number", k->name, v);
         return -1;
     }
     if (k->kind == K_SIZE && *end) {
@@ -99,7 +90,7 @@ static int parse_number(const key_t_ *k, const char *v, long long *out, char *er
         if (mul && (end[1] == '\0' || ((end[1] == 'i' || end[1] == 'I') && (end[2] == 'B' || end[2] == 'b') && !end[3]) ||
                     ((end[1] == 'B' || end[1] == 'b') && !end[2]))) {
             if (x > (long long)(INT64_MAX / mul)) {
-                set_err(err, errlen, "tagg config: key '%s': '%s' is too large", k->name, v);
+                tagg_errmsg(err, errlen, "tagg config: key '%s': '%s' is too large", k->name, v);
                 return -1;
             }
             x *= mul;
@@ -107,12 +98,12 @@ static int parse_number(const key_t_ *k, const char *v, long long *out, char *er
         }
     }
     if (*end) {
-        set_err(err, errlen, "tagg config: key '%s': '%s' is not a %s", k->name, v,
+        tagg_errmsg(err, errlen, "tagg config: key '%s': '%s' is not a %s", k->name, v,
                 k->kind == K_SIZE ? "size (a whole number with an optional K, M, G or T suffix)" : "whole number");
         return -1;
     }
     if (x < k->lo || x > k->hi) {
-        set_err(err, errlen, "tagg config: key '%s': %lld is out of range [%lld, %lld]", k->name, x, k->lo, k->hi);
+        tagg_errmsg(err, errlen, "tagg config: key '%s': %lld is out of range [%lld, %lld]", k->name, x, k->lo, k->hi);
         return -1;
     }
     *out = x;
@@ -136,7 +127,7 @@ static int set_value(tagg_config_t *cfg, const key_t_ *k, const char *v, char *e
                     *(int *)field = 0;
                     return 0;
                 }
-            set_err(err, errlen, "tagg config: key '%s': '%s' is not a boolean (valid: 1, 0, true, false, yes, no, on, off)",
+            tagg_errmsg(err, errlen, "tagg config: key '%s': '%s' is not a boolean (valid: 1, 0, true, false, yes, no, on, off)",
                     k->name, v);
             return -1;
         }
@@ -162,13 +153,13 @@ static int set_value(tagg_config_t *cfg, const key_t_ *k, const char *v, char *e
                 }
             char valid[256];
             list_names(valid, sizeof valid, k->names);
-            set_err(err, errlen, "tagg config: key '%s': unknown value '%s' (valid: %s)", k->name, v, valid);
+            tagg_errmsg(err, errlen, "tagg config: key '%s': unknown value '%s' (valid: %s)", k->name, v, valid);
             return -1;
         }
         case K_STR: {
             char *dup = strdup(v);
             if (!dup) {
-                set_err(err, errlen, "tagg config: out of memory");
+                tagg_errmsg(err, errlen, "tagg config: out of memory");
                 return -1;
             }
             free(*(char **)field);
@@ -244,7 +235,7 @@ int tagg_config_apply_string(tagg_config_t *cfg, const char *str, char *err, siz
         if (kb < ke) {
             const char *eq = memchr(kb, '=', (size_t)(ke - kb));
             if (!eq) {
-                set_err(err, errlen, "tagg config: '%.*s' is not of the form key=value", (int)(ke - kb), kb);
+                tagg_errmsg(err, errlen, "tagg config: '%.*s' is not of the form key=value", (int)(ke - kb), kb);
                 return -1;
             }
             const char *nb = kb, *ne = eq, *vb = eq + 1, *ve = ke;
@@ -254,13 +245,13 @@ int tagg_config_apply_string(tagg_config_t *cfg, const char *str, char *err, siz
             if (!k) {
                 char valid[512];
                 list_keys(valid, sizeof valid);
-                set_err(err, errlen, "tagg config: unknown key '%.*s' (valid keys: %s)", (int)(ne - nb), nb, valid);
+                tagg_errmsg(err, errlen, "tagg config: unknown key '%.*s' (valid keys: %s)", (int)(ne - nb), nb, valid);
                 return -1;
             }
             char  *val = strndup(vb, (size_t)(ve - vb));
             int    rc;
             if (!val) {
-                set_err(err, errlen, "tagg config: out of memory");
+                tagg_errmsg(err, errlen, "tagg config: out of memory");
                 return -1;
             }
             rc = set_value(cfg, k, val, err, errlen);

@@ -1,5 +1,6 @@
 /* The subfile layout's path rule and safe file access (sf_path.h). */
 #define _DEFAULT_SOURCE
+#include "errmsg.h"
 #include "sf_path.h"
 
 #include <errno.h>
@@ -12,16 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static const char *base_of(const char *path)
 {
@@ -127,16 +118,16 @@ static int nvr_name_ok(const char *index, const tagg_sf_index_t *ix, uint32_t k,
 {
     const char *name = ix->sub[k].name, *node = ix->sub[k].node;
     if (!node || !plain_name(node))
-        return set_err(why, wl, "its node name is not a plain name"), 0;
+        return tagg_errmsg(why, wl, "its node name is not a plain name"), 0;
     if (!clean_abs(name))
-        return set_err(why, wl, "not a clean absolute path"), 0;
+        return tagg_errmsg(why, wl, "not a clean absolute path"), 0;
     /* the last three components: tagg-<uid> / <node> / leaf (format 3), or
      * tagg-nvr.<node> / leaf (format 2) */
     const char *leaf = strrchr(name, '/') + 1, *d2 = leaf - 1;
     while (d2 > name && d2[-1] != '/')
         d2--;
     if (d2 == name)
-        return set_err(why, wl, "not inside a node-local directory"), 0;
+        return tagg_errmsg(why, wl, "not inside a node-local directory"), 0;
     size_t d2len = (size_t)(leaf - 1 - d2);
     if (ix->version >= 3) {
         const char *d1 = d2 - 1;
@@ -145,12 +136,12 @@ static int nvr_name_ok(const char *index, const tagg_sf_index_t *ix, uint32_t k,
         char user[64];
         snprintf(user, sizeof user, "tagg-%lu", (unsigned long)geteuid());
         if (d1 == name || (size_t)(d2 - 1 - d1) != strlen(user) || memcmp(d1, user, strlen(user)))
-            return set_err(why, wl, "not in this user's private directory '<nvr_dir>/%s'", user), 0;
+            return tagg_errmsg(why, wl, "not in this user's private directory '<nvr_dir>/%s'", user), 0;
         if (d2len != strlen(node) || memcmp(d2, node, d2len))
-            return set_err(why, wl, "not in the directory of its node '%s'", node), 0;
+            return tagg_errmsg(why, wl, "not in the directory of its node '%s'", node), 0;
     }
     else if (d2len != strlen(node) + 9 || memcmp(d2, "tagg-nvr.", 9) || memcmp(d2 + 9, node, strlen(node)))
-        return set_err(why, wl, "not in the directory 'tagg-nvr.%s' of its node", node), 0;
+        return tagg_errmsg(why, wl, "not in the directory 'tagg-nvr.%s' of its node", node), 0;
     uint64_t h[2];
     int      nh = 1;
     h[0]        = path_hash(index);
@@ -162,7 +153,7 @@ static int nvr_name_ok(const char *index, const tagg_sf_index_t *ix, uint32_t k,
         if (!strcmp(leaf, want))
             return 1;
     }
-    set_err(why, wl, "its file name is not '%s.<hash of this index's path>.%" PRIu32 "of%" PRIu32 "'", base_of(index), k,
+    tagg_errmsg(why, wl, "its file name is not '%s.<hash of this index's path>.%" PRIu32 "of%" PRIu32 "'", base_of(index), k,
             ix->count);
     return 0;
 }
@@ -174,7 +165,7 @@ int tagg_sf_path_check(const char *index, const tagg_sf_index_t *ix, char *err, 
         char *want = tagg_sf_path_meta(index);
         int   ok   = want && ix->meta.name && !strcmp(ix->meta.name, base_of(want));
         if (!ok) {
-            set_err(err, errlen,
+            tagg_errmsg(err, errlen,
                     "%s: index line %u: the metadata file is named '%s'; tagg only uses '%s' (an index cannot name "
                     "other files)",
                     index, ix->meta.line, ix->meta.name ? ix->meta.name : "", want ? base_of(want) : "?");
@@ -187,7 +178,7 @@ int tagg_sf_path_check(const char *index, const tagg_sf_index_t *ix, char *err, 
         const char *name = ix->sub[k].name ? ix->sub[k].name : "";
         if (ix->nvr) {
             if (!nvr_name_ok(index, ix, k, why, sizeof why)) {
-                set_err(err, errlen,
+                tagg_errmsg(err, errlen,
                         "%s: index line %u: node-local subfile %" PRIu32 " '%s' is not a path tagg derives: %s "
                         "(an index cannot name other files)",
                         index, ix->sub[k].line, k, name, why);
@@ -198,7 +189,7 @@ int tagg_sf_path_check(const char *index, const tagg_sf_index_t *ix, char *err, 
         char *want = tagg_sf_path_beside(index, k, ix->count);
         int   ok   = want && !strcmp(name, base_of(want));
         if (!ok)
-            set_err(err, errlen,
+            tagg_errmsg(err, errlen,
                     "%s: index line %u: subfile %" PRIu32 " is named '%s'; tagg only uses '%s' (an index cannot name "
                     "other files; a renamed file needs its subfiles renamed with it)",
                     index, ix->sub[k].line, k, name, want ? base_of(want) : "?");
@@ -220,11 +211,11 @@ static int regular_only(int fd, const char *path, char *err, size_t errlen)
 {
     struct stat st;
     if (fstat(fd, &st) < 0) {
-        set_err(err, errlen, "cannot stat '%s': %s", path, strerror(errno));
+        tagg_errmsg(err, errlen, "cannot stat '%s': %s", path, strerror(errno));
         return -1;
     }
     if (!S_ISREG(st.st_mode)) {
-        set_err(err, errlen, "'%s' is not a regular file (%s): refused", path,
+        tagg_errmsg(err, errlen, "'%s' is not a regular file (%s): refused", path,
                 S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device"
                                                 : S_ISBLK(st.st_mode) ? "a block device"
                                                 : S_ISDIR(st.st_mode) ? "a directory"
@@ -242,10 +233,10 @@ int tagg_sf_open(const char *path, int flags, char *err, size_t errlen)
     int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         if (errno == ELOOP)
-            set_err(err, errlen, "'%s' is a symbolic link: refused (tagg never follows links at its own file names)",
+            tagg_errmsg(err, errlen, "'%s' is a symbolic link: refused (tagg never follows links at its own file names)",
                     path);
         else
-            set_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+            tagg_errmsg(err, errlen, "cannot open '%s': %s", path, strerror(errno));
         return -1;
     }
     if (regular_only(fd, path, err, errlen) < 0) {
@@ -260,18 +251,18 @@ int tagg_sf_create(const char *path, char *err, size_t errlen)
     struct stat st;
     if (lstat(path, &st) == 0) {
         if (!S_ISREG(st.st_mode)) {
-            set_err(err, errlen, "cannot create '%s': it exists and is %s: refused (not removed)", path,
+            tagg_errmsg(err, errlen, "cannot create '%s': it exists and is %s: refused (not removed)", path,
                     S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
             return -1;
         }
         if (unlink(path) < 0 && errno != ENOENT) {
-            set_err(err, errlen, "cannot remove the stale '%s': %s", path, strerror(errno));
+            tagg_errmsg(err, errlen, "cannot remove the stale '%s': %s", path, strerror(errno));
             return -1;
         }
     }
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) {
-        set_err(err, errlen, "cannot create '%s': %s", path, strerror(errno));
+        tagg_errmsg(err, errlen, "cannot create '%s': %s", path, strerror(errno));
         return -1;
     }
     return fd;
@@ -280,7 +271,7 @@ int tagg_sf_create(const char *path, char *err, size_t errlen)
 int tagg_sf_remove(const char *path, char *err, size_t errlen)
 {
     if (unlink(path) < 0 && errno != ENOENT) { /* unlink never follows a link: it removes the link */
-        set_err(err, errlen, "cannot remove '%s': %s", path, strerror(errno));
+        tagg_errmsg(err, errlen, "cannot remove '%s': %s", path, strerror(errno));
         return -1;
     }
     return 0;
@@ -291,25 +282,25 @@ static int private_dir(const char *dir, int create, char *err, size_t errlen)
 {
     struct stat st;
     if (create && mkdir(dir, 0700) < 0 && errno != EEXIST) {
-        set_err(err, errlen, "cannot create the node-local directory '%s': %s", dir, strerror(errno));
+        tagg_errmsg(err, errlen, "cannot create the node-local directory '%s': %s", dir, strerror(errno));
         return -1;
     }
     if (lstat(dir, &st) < 0) {
-        set_err(err, errlen, "node-local directory '%s': %s", dir, strerror(errno));
+        tagg_errmsg(err, errlen, "node-local directory '%s': %s", dir, strerror(errno));
         return -1;
     }
     if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
-        set_err(err, errlen, "node-local directory '%s' is %s: refused", dir,
+        tagg_errmsg(err, errlen, "node-local directory '%s' is %s: refused", dir,
                 S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory");
         return -1;
     }
     if (st.st_uid != geteuid()) {
-        set_err(err, errlen, "node-local directory '%s' belongs to uid %lu, not to this user (uid %lu): refused", dir,
+        tagg_errmsg(err, errlen, "node-local directory '%s' belongs to uid %lu, not to this user (uid %lu): refused", dir,
                 (unsigned long)st.st_uid, (unsigned long)geteuid());
         return -1;
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        set_err(err, errlen,
+        tagg_errmsg(err, errlen,
                 "node-local directory '%s' has mode %03o: writable by others, refused (it must be private, 0700)", dir,
                 (unsigned)(st.st_mode & 0777));
         return -1;
@@ -322,7 +313,7 @@ int tagg_sf_nvr_dirs(const char *subfile, unsigned version, int create, char *er
     char *d = strdup(subfile);
     int   rc = -1;
     if (!d) {
-        set_err(err, errlen, "out of memory");
+        tagg_errmsg(err, errlen, "out of memory");
         return -1;
     }
     char *leaf = strrchr(d, '/'), *node;
@@ -347,10 +338,10 @@ int tagg_sf_nvr_dirs(const char *subfile, unsigned version, int create, char *er
             }
         }
         else
-            set_err(err, errlen, "'%s' is not a node-local subfile path", subfile);
+            tagg_errmsg(err, errlen, "'%s' is not a node-local subfile path", subfile);
     }
     else
-        set_err(err, errlen, "'%s' is not a node-local subfile path", subfile);
+        tagg_errmsg(err, errlen, "'%s' is not a node-local subfile path", subfile);
     free(d);
     return rc;
 }

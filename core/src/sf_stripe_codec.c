@@ -1,5 +1,6 @@
 /* Compressed stripes of the subfile layout (sf_stripe_codec.h). */
 #define _GNU_SOURCE /* F_OFD_SETLKW */
+#include "errmsg.h"
 #include "sf_stripe_codec.h"
 #include "subfile_index.h"
 
@@ -22,16 +23,6 @@ unsigned tagg_sfz_id(const char *name)
         if (!strcmp(names[i], name))
             return i;
     return 0;
-}
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
 }
 
 static void put64(unsigned char *p, uint64_t v)
@@ -78,12 +69,12 @@ int tagg_sfz_init(tagg_sfz_t *z, unsigned enc, const tagg_codec_opts_t *o, uint6
     if (enc == TAGG_SFZ_RAW)
         return 0;
     if (enc >= TAGG_SFZ_COUNT_ || !(z->codec = tagg_codec_find(names[enc]))) {
-        set_err(err, errlen, "stripe codec %u is not built into this tagg", enc);
+        tagg_errmsg(err, errlen, "stripe codec %u is not built into this tagg", enc);
         return -1;
     }
     size_t bound = z->codec->bound((size_t)S);
     if (!bound) {
-        set_err(err, errlen, "%s cannot compress stripes of %" PRIu64 " bytes", names[enc], S);
+        tagg_errmsg(err, errlen, "%s cannot compress stripes of %" PRIu64 " bytes", names[enc], S);
         return -1;
     }
     z->enc  = enc;
@@ -125,7 +116,7 @@ int tagg_sfz_put_whole(tagg_sfz_t *z, int fd, uint64_t base, const void *buf, si
         pthread_mutex_lock(&z->mu);
         if (!z->zbuf && !(z->zbuf = malloc(z->zcap))) {
             pthread_mutex_unlock(&z->mu);
-            set_err(err, errlen, "out of memory (a compression buffer of %zu bytes)", z->zcap);
+            tagg_errmsg(err, errlen, "out of memory (a compression buffer of %zu bytes)", z->zcap);
             return -1;
         }
         char msg[256];
@@ -154,7 +145,7 @@ int tagg_sfz_put_whole(tagg_sfz_t *z, int fd, uint64_t base, const void *buf, si
             __atomic_add_fetch(&z->raw_stripes, 1, __ATOMIC_RELAXED);
     }
     if (rc < 0) {
-        set_err(err, errlen, "write of stripe (%zu bytes%s) at offset %" PRIu64 " failed: %s", len,
+        tagg_errmsg(err, errlen, "write of stripe (%zu bytes%s) at offset %" PRIu64 " failed: %s", len,
                 packed ? ", compressed" : "", base, strerror(errno));
         return -1;
     }
@@ -171,27 +162,27 @@ int tagg_sfz_decode(const void *stored, size_t n, void *out, size_t want, char *
     uint64_t logical, payload, crc;
     char     msg[256];
     if (n < TAGG_SFZ_HDR || !tagg_sfz_header(stored, &enc, &logical, &payload, &crc)) {
-        set_err(err, errlen, "damaged compressed stripe: bad header");
+        tagg_errmsg(err, errlen, "damaged compressed stripe: bad header");
         return -1;
     }
     if (logical != want || payload != n - TAGG_SFZ_HDR) {
-        set_err(err, errlen,
+        tagg_errmsg(err, errlen,
                 "damaged compressed stripe: its header says %" PRIu64 " bytes from %" PRIu64 ", expected %zu from %zu",
                 logical, payload, want, n - TAGG_SFZ_HDR);
         return -1;
     }
     const tagg_codec_t *c = tagg_codec_find(names[enc]);
     if (!c) {
-        set_err(err, errlen, "compressed stripe of codec %s, which this tagg does not have", names[enc]);
+        tagg_errmsg(err, errlen, "compressed stripe of codec %s, which this tagg does not have", names[enc]);
         return -1;
     }
     if (c->decode((const char *)stored + TAGG_SFZ_HDR, (size_t)payload, out, want, msg, sizeof msg) < 0) {
-        set_err(err, errlen, "damaged compressed stripe: %s", msg);
+        tagg_errmsg(err, errlen, "damaged compressed stripe: %s", msg);
         return -1;
     }
     uint64_t got = tagg_crc64(0, out, want);
     if (got != crc) {
-        set_err(err, errlen,
+        tagg_errmsg(err, errlen,
                 "CHECKSUM MISMATCH after decompression: crc64 %016" PRIx64 ", its header records %016" PRIx64, got, crc);
         return -1;
     }
@@ -201,7 +192,7 @@ int tagg_sfz_decode(const void *stored, size_t n, void *out, size_t want, char *
 static int pread_zero(int fd, void *buf, size_t len, uint64_t off, uint64_t limit, char *err, size_t errlen)
 {
     if (tagg_sf_pread_upto(fd, buf, len, off, limit) < 0) {
-        set_err(err, errlen, "read of %zu bytes at offset %" PRIu64 " failed: %s", len, off, strerror(errno));
+        tagg_errmsg(err, errlen, "read of %zu bytes at offset %" PRIu64 " failed: %s", len, off, strerror(errno));
         return -1;
     }
     return 0;
@@ -233,19 +224,19 @@ int tagg_sfz_load_form(int fd, uint64_t base, size_t len, uint64_t limit, uint64
     unsigned e, hen;
     uint64_t logical, payload, hcrc;
     if (n < TAGG_SFZ_HDR || n > len) {
-        set_err(err, errlen, "stored size %" PRIu64 " out of range", n);
+        tagg_errmsg(err, errlen, "stored size %" PRIu64 " out of range", n);
         return -1;
     }
     if (pread_zero(fd, scratch, (size_t)n, base, limit, err, errlen) < 0)
         return -1;
     e = TAGG_SFZ_FORM_ENC(form);
     if (!tagg_sfz_header(scratch, &hen, &logical, &payload, &hcrc)) {
-        set_err(err, errlen, "damaged compressed stripe: bad header (the index records %s, %" PRIu64 " bytes)",
+        tagg_errmsg(err, errlen, "damaged compressed stripe: bad header (the index records %s, %" PRIu64 " bytes)",
                 tagg_sfz_name(e) ? tagg_sfz_name(e) : "?", n);
         return -1;
     }
     if (hen != e || hcrc != crc) {
-        set_err(err, errlen, "damaged compressed stripe: its header (%s, crc64 %016" PRIx64 ") does not match the index (%s, "
+        tagg_errmsg(err, errlen, "damaged compressed stripe: its header (%s, crc64 %016" PRIx64 ") does not match the index (%s, "
                              "crc64 %016" PRIx64 ")",
                 tagg_sfz_name(hen), hcrc, tagg_sfz_name(e) ? tagg_sfz_name(e) : "?", crc);
         return -1;
@@ -298,7 +289,7 @@ static int expand_locked(tagg_sfz_t *z, int fd, uint64_t base, uint64_t len, uin
             z->lbuf = malloc((size_t)z->S);
         if (!scratch || !z->lbuf) {
             free(scratch);
-            set_err(err, errlen, "out of memory (expanding a compressed stripe)");
+            tagg_errmsg(err, errlen, "out of memory (expanding a compressed stripe)");
             return -1;
         }
         uint64_t form;
@@ -309,14 +300,14 @@ static int expand_locked(tagg_sfz_t *z, int fd, uint64_t base, uint64_t len, uin
         if (buf)
             memcpy(z->lbuf + in, buf, n);
         if (pwrite_all(fd, z->lbuf, (size_t)len, base) < 0) {
-            set_err(err, errlen, "write of an expanded stripe at offset %" PRIu64 " failed: %s", base, strerror(errno));
+            tagg_errmsg(err, errlen, "write of an expanded stripe at offset %" PRIu64 " failed: %s", base, strerror(errno));
             return -1;
         }
         *expanded = 1;
         return 0;
     }
     if (buf && pwrite_all(fd, buf, n, base + in) < 0) {
-        set_err(err, errlen, "write of %zu bytes at offset %" PRIu64 " failed: %s", n, base + in, strerror(errno));
+        tagg_errmsg(err, errlen, "write of %zu bytes at offset %" PRIu64 " failed: %s", n, base + in, strerror(errno));
         return -1;
     }
     return 0;
@@ -326,13 +317,13 @@ int tagg_sfz_put_part(tagg_sfz_t *z, int fd, uint64_t base, uint64_t len, uint64
                       int *expanded, char *err, size_t errlen)
 {
     if (in + n > len || len > z->S) {
-        set_err(err, errlen, "piece [%" PRIu64 ", %" PRIu64 ") outside a stripe of %" PRIu64 " bytes", in, in + n, len);
+        tagg_errmsg(err, errlen, "piece [%" PRIu64 ", %" PRIu64 ") outside a stripe of %" PRIu64 " bytes", in, in + n, len);
         return -1;
     }
     pthread_mutex_lock(&z->mu);
     if (slot_lock(fd, base, z->S, 1) < 0) {
         pthread_mutex_unlock(&z->mu);
-        set_err(err, errlen, "cannot lock the stripe at offset %" PRIu64 ": %s", base, strerror(errno));
+        tagg_errmsg(err, errlen, "cannot lock the stripe at offset %" PRIu64 ": %s", base, strerror(errno));
         return -1;
     }
     int rc = expand_locked(z, fd, base, len, in, buf, n, expanded, err, errlen);
@@ -347,7 +338,7 @@ int tagg_sfz_expand(tagg_sfz_t *z, int fd, uint64_t base, char *err, size_t errl
     pthread_mutex_lock(&z->mu);
     if (slot_lock(fd, base, z->S, 1) < 0) {
         pthread_mutex_unlock(&z->mu);
-        set_err(err, errlen, "cannot lock the stripe at offset %" PRIu64 ": %s", base, strerror(errno));
+        tagg_errmsg(err, errlen, "cannot lock the stripe at offset %" PRIu64 ": %s", base, strerror(errno));
         return -1;
     }
     int rc = expand_locked(z, fd, base, z->S, 0, NULL, 0, &expanded, err, errlen);

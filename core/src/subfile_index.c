@@ -1,4 +1,5 @@
 /* The subfile layout's stripe map and index file (format in subfile_index.h). */
+#include "errmsg.h"
 #include "subfile_index.h"
 #include "sf_path.h"
 #include "sf_stripe_codec.h"
@@ -12,16 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* ------------------------------------------------------------ stripe map */
 
@@ -98,7 +89,7 @@ int tagg_sf_file_crc(const char *path, uint64_t *size, uint64_t *crc, char *err,
     uint64_t       n = 0, c = 0;
     int            rc = 0;
     if (!buf) {
-        set_err(err, errlen, "out of memory");
+        tagg_errmsg(err, errlen, "out of memory");
         close(fd);
         return -1;
     }
@@ -107,7 +98,7 @@ int tagg_sf_file_crc(const char *path, uint64_t *size, uint64_t *crc, char *err,
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0) {
-            set_err(err, errlen, "reading '%s' at offset %" PRIu64 ": %s", path, n, strerror(errno));
+            tagg_errmsg(err, errlen, "reading '%s' at offset %" PRIu64 ": %s", path, n, strerror(errno));
             rc = -1;
             break;
         }
@@ -226,7 +217,7 @@ int tagg_sf_read_stripe(const char *path, const tagg_sf_index_t *ix, const int *
         free(scratch);
         if (rc < 0) {
             char *p = tagg_sf_path_of(path, ix, k);
-            set_err(err, errlen,
+            tagg_errmsg(err, errlen,
                     "subfile %" PRIu32 " '%s', stripe %" PRIu64 " (compressed, %s, bytes %" PRIu64 "..%" PRIu64
                     " of the subfile, file addresses %" PRIu64 "..%" PRIu64 "): %s (the subfile was changed or damaged "
                     "after it was written; see tagg-fuse --check)",
@@ -239,7 +230,7 @@ int tagg_sf_read_stripe(const char *path, const tagg_sf_index_t *ix, const int *
     }
     if (tagg_sf_pread_upto(fds[k], buf, (size_t)len, local, ix->sub[k].size) < 0) {
         char *p = tagg_sf_path_of(path, ix, k);
-        set_err(err, errlen, "reading subfile %" PRIu32 " '%s' at %" PRIu64 ": %s", k, p ? p : "?", local,
+        tagg_errmsg(err, errlen, "reading subfile %" PRIu32 " '%s' at %" PRIu64 ": %s", k, p ? p : "?", local,
                 strerror(errno));
         free(p);
         return -1;
@@ -251,7 +242,7 @@ int tagg_sf_read_stripe(const char *path, const tagg_sf_index_t *ix, const int *
             snprintf(want, sizeof want, "crc64 %016" PRIx64, r->crc);
         else
             snprintf(want, sizeof want, "a hole (zeros)");
-        set_err(err, errlen,
+        tagg_errmsg(err, errlen,
                 "CHECKSUM MISMATCH subfile %" PRIu32 " '%s', stripe %" PRIu64 " (its bytes %" PRIu64 "..%" PRIu64
                 ", file addresses %" PRIu64 "..%" PRIu64 "): crc64 %016" PRIx64 ", the index records %s (the subfile was "
                 "changed or damaged after it was written; see tagg-fuse --check)",
@@ -262,15 +253,15 @@ int tagg_sf_read_stripe(const char *path, const tagg_sf_index_t *ix, const int *
     if (meta_fd >= 0 && len) {
         char *m = malloc((size_t)len);
         if (!m) {
-            set_err(err, errlen, "out of memory");
+            tagg_errmsg(err, errlen, "out of memory");
             return -1;
         }
         int rc = 0;
         if (tagg_sf_pread_upto(meta_fd, m, (size_t)len, j * S, ix->meta.size) < 0)
-            set_err(err, errlen, "reading the metadata file of '%s' at %" PRIu64 ": %s", path, j * S, strerror(errno)),
+            tagg_errmsg(err, errlen, "reading the metadata file of '%s' at %" PRIu64 ": %s", path, j * S, strerror(errno)),
                 rc = -1;
         else if (!tagg_sf_stripe_ok(ix->mst, ix->nmst, j, m, (size_t)len, &got))
-            set_err(err, errlen,
+            tagg_errmsg(err, errlen,
                     "CHECKSUM MISMATCH metadata file '%s.tagg.meta', stripe %" PRIu64 " (bytes %" PRIu64 "..%" PRIu64
                     "): crc64 %016" PRIx64 " does not match the index (see tagg-fuse --check)",
                     path, j, j * S, j * S + len - 1, got),
@@ -514,7 +505,7 @@ static int line_is(const char *line, size_t l, const char *w) { return l == strl
 
 #define BAD(...)                                                                                          \
     do {                                                                                                  \
-        set_err(err, errlen, __VA_ARGS__);                                                                \
+        tagg_errmsg(err, errlen, __VA_ARGS__);                                                                \
         goto fail;                                                                                        \
     } while (0)
 
@@ -554,7 +545,7 @@ static int parse_stripe_line(const char *line, size_t l, tagg_sf_index_t *idx, u
     uint64_t    j, crc;
     int         meta = line[0] == 'm';
     if (dec_u64(&p, e, &j) < 0 || lit(&p, e, " ") < 0 || hex16(&p, e, &crc) < 0) {
-        set_err(err, errlen, "index line %u: bad stripe line '%.*s'", no, (int)(l < 80 ? l : 80), line);
+        tagg_errmsg(err, errlen, "index line %u: bad stripe line '%.*s'", no, (int)(l < 80 ? l : 80), line);
         return -1;
     }
     uint64_t form = 0;
@@ -571,7 +562,7 @@ static int parse_stripe_line(const char *line, size_t l, tagg_sf_index_t *idx, u
             id          = tagg_sfz_id(enc);
         }
         if (!id || meta || idx->nvr) {
-            set_err(err, errlen,
+            tagg_errmsg(err, errlen,
                     "index line %u: stripe %" PRIu64 " has an encoding this tagg does not know ('%.*s'): a newer tagg wrote it",
                     no, j, (int)(e - p < 40 ? e - p : 40), p);
             return -1;
@@ -579,13 +570,13 @@ static int parse_stripe_line(const char *line, size_t l, tagg_sf_index_t *idx, u
         p = sp;
         if (lit(&p, e, " ") < 0 || dec_u64(&p, e, &at) < 0 || lit(&p, e, " ") < 0 || dec_u64(&p, e, &stored) < 0 ||
             lit(&p, e, " ") < 0 || dec_u64(&p, e, &logical) < 0 || p != e) {
-            set_err(err, errlen, "index line %u: bad compressed stripe line '%.*s'", no, (int)(l < 120 ? l : 120), line);
+            tagg_errmsg(err, errlen, "index line %u: bad compressed stripe line '%.*s'", no, (int)(l < 120 ? l : 120), line);
             return -1;
         }
         uint64_t S = idx->stripe, N = idx->count, k = j % N;
         if (logical != S || tagg_sf_stripe_len(idx->logical_size, S, j) != S || at != (j / N) * S ||
             stored <= TAGG_SFZ_HDR || stored >= S || (idx->closed && at + S > idx->sub[k].size)) {
-            set_err(err, errlen,
+            tagg_errmsg(err, errlen,
                     "index line %u: compressed stripe %" PRIu64 " has an impossible extent (offset %" PRIu64
                     ", stored %" PRIu64 ", logical %" PRIu64 "; stripe size %" PRIu64 ", subfile %" PRIu64 " of %" PRIu64
                     " bytes)",
@@ -597,16 +588,16 @@ static int parse_stripe_line(const char *line, size_t l, tagg_sf_index_t *idx, u
     tagg_sf_stripe_t **st = meta ? &idx->mst : &idx->st;
     uint64_t          *n  = meta ? &idx->nmst : &idx->nst;
     if (!tagg_sf_stripe_len(idx->logical_size, idx->stripe, j)) {
-        set_err(err, errlen, "index line %u: stripe %" PRIu64 " lies past the logical size %" PRIu64, no, j,
+        tagg_errmsg(err, errlen, "index line %u: stripe %" PRIu64 " lies past the logical size %" PRIu64, no, j,
                 idx->logical_size);
         return -1;
     }
     if (*n && (*st)[*n - 1].j >= j) {
-        set_err(err, errlen, "index line %u: stripe %" PRIu64 " out of order", no, j);
+        tagg_errmsg(err, errlen, "index line %u: stripe %" PRIu64 " out of order", no, j);
         return -1;
     }
     if (tagg_sf_stripe_append_form(st, n, j, crc, form) < 0) {
-        set_err(err, errlen, "out of memory");
+        tagg_errmsg(err, errlen, "out of memory");
         return -1;
     }
     return 0;
@@ -746,12 +737,12 @@ static int open_index(const char *path, char *err, size_t errlen, int quiet_abse
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         if (!(quiet_absent && errno == ENOENT))
-            set_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+            tagg_errmsg(err, errlen, "cannot open '%s': %s", path, strerror(errno));
         return -1;
     }
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        set_err(err, errlen, "'%s' is not a regular file", path);
+        tagg_errmsg(err, errlen, "'%s' is not a regular file", path);
         close(fd);
         errno = EINVAL;
         return -1;
@@ -770,14 +761,14 @@ int tagg_sf_read_whole(const char *path, char **text, size_t *len, char *err, si
     if (fd < 0)
         return -1;
     if (fstat(fd, &st) < 0 || (size_t)st.st_size > TAGG_SF_INDEX_MAX) {
-        set_err(err, errlen, "'%s' is not a tagg index (%s)", path, errno ? strerror(errno) : "too large");
+        tagg_errmsg(err, errlen, "'%s' is not a tagg index (%s)", path, errno ? strerror(errno) : "too large");
         close(fd);
         return -1;
     }
     size_t n = (size_t)st.st_size, done = 0;
     char  *s = malloc(n + 1);
     if (!s) {
-        set_err(err, errlen, "out of memory");
+        tagg_errmsg(err, errlen, "out of memory");
         close(fd);
         return -1;
     }
@@ -786,7 +777,7 @@ int tagg_sf_read_whole(const char *path, char **text, size_t *len, char *err, si
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0) {
-            set_err(err, errlen, "reading '%s': %s", path, got < 0 ? strerror(errno) : "file shrank");
+            tagg_errmsg(err, errlen, "reading '%s': %s", path, got < 0 ? strerror(errno) : "file shrank");
             free(s);
             close(fd);
             return -1;
@@ -811,7 +802,7 @@ int tagg_sf_index_read(const char *path, tagg_sf_index_t *idx, char *err, size_t
     if (rc < 0 && err && errlen) {
         char tmp[1024];
         snprintf(tmp, sizeof tmp, "%s: %s", path, err);
-        set_err(err, errlen, "%s", tmp);
+        tagg_errmsg(err, errlen, "%s", tmp);
     }
     free(text);
     if (rc == 0 && tagg_sf_path_check(path, idx, err, errlen) < 0) {
@@ -827,7 +818,7 @@ int tagg_sf_index_write(const char *path, const tagg_sf_index_t *idx, int sync, 
     size_t len  = 0;
     int    fd   = -1;
     if (!tmp || tagg_sf_index_format(idx, &text, &len) < 0) {
-        set_err(err, errlen, "out of memory");
+        tagg_errmsg(err, errlen, "out of memory");
         goto fail;
     }
     sprintf(tmp, "%s.tagg-tmp", path);
@@ -840,19 +831,19 @@ int tagg_sf_index_write(const char *path, const tagg_sf_index_t *idx, int sync, 
         if (put < 0 && errno == EINTR)
             continue;
         if (put <= 0) {
-            set_err(err, errlen, "writing the index '%s': %s", tmp, put < 0 ? strerror(errno) : "short write");
+            tagg_errmsg(err, errlen, "writing the index '%s': %s", tmp, put < 0 ? strerror(errno) : "short write");
             goto fail;
         }
         done += (size_t)put;
     }
     if ((sync && fsync(fd) < 0) || close(fd) < 0) {
         fd = -1;
-        set_err(err, errlen, "writing the index '%s': %s", tmp, strerror(errno));
+        tagg_errmsg(err, errlen, "writing the index '%s': %s", tmp, strerror(errno));
         goto fail;
     }
     fd = -1;
     if (rename(tmp, path) < 0) {
-        set_err(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+        tagg_errmsg(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
         goto fail;
     }
     free(text), free(tmp);
@@ -879,7 +870,7 @@ int tagg_sf_probe(const char *path, char *err, size_t errlen)
     got = pread(fd, head, sizeof head - 1, 0);
     close(fd);
     if (got < 0) {
-        set_err(err, errlen, "reading '%s': %s", path, strerror(errno));
+        tagg_errmsg(err, errlen, "reading '%s': %s", path, strerror(errno));
         return -1;
     }
     return (size_t)got == sizeof head - 1 && !memcmp(head, TAGG_SF_MAGIC, sizeof head - 1);
@@ -897,7 +888,7 @@ int tagg_sf_overlay_meta(int meta_fd, uint64_t off, char *buf, size_t n, char *e
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0) {
-            set_err(err, errlen, "reading the metadata file at %" PRIu64 ": %s", off + done, strerror(errno));
+            tagg_errmsg(err, errlen, "reading the metadata file at %" PRIu64 ": %s", off + done, strerror(errno));
             return -1;
         }
         if (got == 0)
@@ -921,7 +912,7 @@ int tagg_sf_drain_one(const char *path, const tagg_sf_index_t *ix, uint32_t k, i
     int      ifd = -1, ofd = -1, rc = -1, created = 0;
     uint64_t want = tagg_sf_subfile_size(ix->logical_size, S, ix->count, k), rcrc = 0;
     if (!in || !buf || !fds) {
-        set_err(err, errlen, "out of memory");
+        tagg_errmsg(err, errlen, "out of memory");
         goto done;
     }
     if (tagg_sf_nvr_dirs(in, ix->version, 0, err, errlen) < 0)
@@ -929,14 +920,14 @@ int tagg_sf_drain_one(const char *path, const tagg_sf_index_t *ix, uint32_t k, i
     if ((ifd = tagg_sf_open(in, O_RDONLY, err, errlen)) < 0) {
         char why[512];
         snprintf(why, sizeof why, "%s", err ? err : "");
-        set_err(err, errlen, "node-local subfile %" PRIu32 " (node %s): %s", k, ix->sub[k].node ? ix->sub[k].node : "?",
+        tagg_errmsg(err, errlen, "node-local subfile %" PRIu32 " (node %s): %s", k, ix->sub[k].node ? ix->sub[k].node : "?",
                 why);
         goto done;
     }
     if (ix->closed && ix->version < 3) { /* format 2: the recorded size first */
         struct stat sb;
         if (fstat(ifd, &sb) < 0 || (uint64_t)sb.st_size != ix->sub[k].size) {
-            set_err(err, errlen, "SIZE MISMATCH node-local subfile %" PRIu32 " '%s': %llu bytes, the index records %" PRIu64,
+            tagg_errmsg(err, errlen, "SIZE MISMATCH node-local subfile %" PRIu32 " '%s': %llu bytes, the index records %" PRIu64,
                     k, in, (unsigned long long)sb.st_size, ix->sub[k].size);
             goto done;
         }
@@ -955,7 +946,7 @@ int tagg_sf_drain_one(const char *path, const tagg_sf_index_t *ix, uint32_t k, i
         }
         else {
             if (tagg_sf_pread_upto(ifd, buf, (size_t)n, loc, ix->sub[k].size) < 0) {
-                set_err(err, errlen, "reading '%s' at %" PRIu64 ": %s", in, loc, strerror(errno));
+                tagg_errmsg(err, errlen, "reading '%s' at %" PRIu64 ": %s", in, loc, strerror(errno));
                 goto done;
             }
             uint64_t inside = loc >= ix->sub[k].size ? 0 : (ix->sub[k].size - loc < n ? ix->sub[k].size - loc : n);
@@ -970,25 +961,25 @@ int tagg_sf_drain_one(const char *path, const tagg_sf_index_t *ix, uint32_t k, i
             if (put < 0 && errno == EINTR)
                 continue;
             if (put <= 0) {
-                set_err(err, errlen, "writing '%s': %s", out, put < 0 ? strerror(errno) : "no space");
+                tagg_errmsg(err, errlen, "writing '%s': %s", out, put < 0 ? strerror(errno) : "no space");
                 goto done;
             }
             w += (size_t)put;
         }
         if (tagg_sf_stripe_append(st, nst, j, tagg_crc64(0, buf, (size_t)n)) < 0) {
-            set_err(err, errlen, "out of memory");
+            tagg_errmsg(err, errlen, "out of memory");
             goto done;
         }
     }
     if (ix->closed && ix->version < 3 && rcrc != ix->sub[k].crc) {
-        set_err(err, errlen, "CHECKSUM MISMATCH node-local subfile %" PRIu32 " '%s': crc64 %016" PRIx64
+        tagg_errmsg(err, errlen, "CHECKSUM MISMATCH node-local subfile %" PRIu32 " '%s': crc64 %016" PRIx64
                              ", the index records %016" PRIx64,
                 k, in, rcrc, ix->sub[k].crc);
         goto done;
     }
     if (ftruncate(ofd, (off_t)want) < 0 || fsync(ofd) < 0 || close(ofd) < 0) {
         ofd = -1;
-        set_err(err, errlen, "writing '%s': %s", out, strerror(errno));
+        tagg_errmsg(err, errlen, "writing '%s': %s", out, strerror(errno));
         goto done;
     }
     ofd   = -1;

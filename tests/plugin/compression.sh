@@ -10,12 +10,8 @@
 # Environment (from CTest): MPIEXEC NPFLAG PREFLAGS H5DIFF PLUGIN_DIR
 set -u
 np=$1 prog=$2 fuse=$3 work=$4 extra=$5
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 mkdir -p "$work" && cd "$work" || exit 1
-passed=0 failed=0
-ok()  { echo "PASS: $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-run() { local n=$1; shift; timeout 300 "$MPIEXEC" $NPFLAG "$n" ${PREFLAGS:-} "$@"; }
-tagg() { HDF5_PLUGIN_PATH=$PLUGIN_DIR HDF5_DRIVER=tagg "$@"; }
 mpio() { (unset HDF5_DRIVER HDF5_VOL_CONNECTOR HDF5_PLUGIN_PATH; "$@"); }
 CFG="layout=subfiles;stripe_size=16K;subfiles=3;$extra"
 N=3 NPART=100000

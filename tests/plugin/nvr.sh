@@ -11,12 +11,8 @@
 # Environment (from CTest): MPIEXEC NPFLAG PREFLAGS H5DIFF PLUGIN_DIR
 set -u
 np=$1 prog=$2 fuse=$3 work=$4 topo=$5
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 mkdir -p "$work" && cd "$work" || exit 1
-passed=0 failed=0
-ok()  { echo "PASS: $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-run() { local n=$1; shift; timeout 300 "$MPIEXEC" $NPFLAG "$n" ${PREFLAGS:-} "$@"; }
-tagg() { HDF5_PLUGIN_PATH=$PLUGIN_DIR HDF5_DRIVER=tagg "$@"; }
 # every rank's error stack has the pattern (count of distinct "MPI-process R" blocks that mention it)
 on_every_rank() { # FILE PATTERN N
   local n; n=$(awk -v pat="$2" '/Error detected in tagg .* MPI-process/ {r=$NF} $0 ~ pat && r != "" {seen[r]=1} END {print length(seen)}' "$1")

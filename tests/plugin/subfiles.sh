@@ -12,12 +12,8 @@
 # Environment (from CTest): MPIEXEC NPFLAG PREFLAGS H5DIFF H5DUMP PLUGIN_DIR
 set -u
 np=$1 prog=$2 fuse=$3 work=$4 extra=${5:-}
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 mkdir -p "$work" && cd "$work" || exit 1
-passed=0 failed=0
-ok()  { echo "PASS: $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-run() { local n=$1; shift; timeout 300 "$MPIEXEC" $NPFLAG "$n" ${PREFLAGS:-} "$@"; }
-tagg() { HDF5_PLUGIN_PATH=$PLUGIN_DIR HDF5_DRIVER=tagg "$@"; }
 # expect_fail WHAT PATTERN COMMAND...: the command fails and its output has PATTERN
 expect_fail() {
   local what=$1 pat=$2; shift 2

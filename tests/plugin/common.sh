@@ -1,0 +1,9 @@
+# Shared by the plugin test scripts (sourced): PASS/FAIL counting and how
+# programs run. Environment (from CTest): MPIEXEC NPFLAG PREFLAGS PLUGIN_DIR.
+passed=0 failed=0
+ok()  { echo "PASS: $*"; passed=$((passed + 1)); }
+bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+# run N PROG ARGS...: N ranks, at most 300 s
+run() { local n=$1; shift; timeout 300 "$MPIEXEC" $NPFLAG "$n" ${PREFLAGS:-} "$@"; }
+# tagg CMD...: CMD with the tagg VFD as HDF5's driver
+tagg() { HDF5_PLUGIN_PATH=$PLUGIN_DIR HDF5_DRIVER=tagg "$@"; }

@@ -246,11 +246,11 @@ int tagg_sfz_load_form(int fd, uint64_t base, size_t len, uint64_t limit, uint64
 
 /* Exclusive lock on [base, base + len) of fd (F_OFD_SETLKW where the system
  * has it: per open file description; else process-wide F_SETLKW). */
-static int slot_lock(int fd, uint64_t base, uint64_t len, int lock)
+int tagg_sfz_slot_lock(int fd, uint64_t base, uint64_t len, int lock)
 {
     struct flock fl;
     memset(&fl, 0, sizeof fl);
-    fl.l_type   = lock ? F_WRLCK : F_UNLCK;
+    fl.l_type   = lock == 2 ? F_RDLCK : lock ? F_WRLCK : F_UNLCK;
     fl.l_whence = SEEK_SET;
     fl.l_start  = (off_t)base;
     fl.l_len    = (off_t)len;
@@ -275,7 +275,7 @@ static int slot_lock(int fd, uint64_t base, uint64_t len, int lock)
 /* Under z->mu and the slot lock: expands a compressed slot (len logical
  * bytes) into z->lbuf and stores it raw; then, when buf, writes the piece. */
 static int expand_locked(tagg_sfz_t *z, int fd, uint64_t base, uint64_t len, uint64_t in, const void *buf, size_t n,
-                         int *expanded, char *err, size_t errlen)
+                         void *old, int *expanded, char *err, size_t errlen)
 {
     unsigned char h[TAGG_SFZ_HDR];
     unsigned      enc;
@@ -297,6 +297,8 @@ static int expand_locked(tagg_sfz_t *z, int fd, uint64_t base, uint64_t len, uin
         free(scratch);
         if (rc < 0)
             return -1;
+        if (old)
+            memcpy(old, z->lbuf + in, n);
         if (buf)
             memcpy(z->lbuf + in, buf, n);
         if (pwrite_all(fd, z->lbuf, (size_t)len, base) < 0) {
@@ -306,6 +308,8 @@ static int expand_locked(tagg_sfz_t *z, int fd, uint64_t base, uint64_t len, uin
         *expanded = 1;
         return 0;
     }
+    if (old && pread_zero(fd, old, n, base + in, UINT64_MAX, err, errlen) < 0)
+        return -1;
     if (buf && pwrite_all(fd, buf, n, base + in) < 0) {
         tagg_errmsg(err, errlen, "write of %zu bytes at offset %" PRIu64 " failed: %s", n, base + in, strerror(errno));
         return -1;
@@ -314,20 +318,20 @@ static int expand_locked(tagg_sfz_t *z, int fd, uint64_t base, uint64_t len, uin
 }
 
 int tagg_sfz_put_part(tagg_sfz_t *z, int fd, uint64_t base, uint64_t len, uint64_t in, const void *buf, size_t n,
-                      int *expanded, char *err, size_t errlen)
+                      void *old, int *expanded, char *err, size_t errlen)
 {
     if (in + n > len || len > z->S) {
         tagg_errmsg(err, errlen, "piece [%" PRIu64 ", %" PRIu64 ") outside a stripe of %" PRIu64 " bytes", in, in + n, len);
         return -1;
     }
     pthread_mutex_lock(&z->mu);
-    if (slot_lock(fd, base, z->S, 1) < 0) {
+    if (tagg_sfz_slot_lock(fd, base, z->S, 1) < 0) {
         pthread_mutex_unlock(&z->mu);
         tagg_errmsg(err, errlen, "cannot lock the stripe at offset %" PRIu64 ": %s", base, strerror(errno));
         return -1;
     }
-    int rc = expand_locked(z, fd, base, len, in, buf, n, expanded, err, errlen);
-    slot_lock(fd, base, z->S, 0);
+    int rc = expand_locked(z, fd, base, len, in, buf, n, old, expanded, err, errlen);
+    tagg_sfz_slot_lock(fd, base, z->S, 0);
     pthread_mutex_unlock(&z->mu);
     return rc;
 }
@@ -336,13 +340,13 @@ int tagg_sfz_expand(tagg_sfz_t *z, int fd, uint64_t base, char *err, size_t errl
 {
     int expanded;
     pthread_mutex_lock(&z->mu);
-    if (slot_lock(fd, base, z->S, 1) < 0) {
+    if (tagg_sfz_slot_lock(fd, base, z->S, 1) < 0) {
         pthread_mutex_unlock(&z->mu);
         tagg_errmsg(err, errlen, "cannot lock the stripe at offset %" PRIu64 ": %s", base, strerror(errno));
         return -1;
     }
-    int rc = expand_locked(z, fd, base, z->S, 0, NULL, 0, &expanded, err, errlen);
-    slot_lock(fd, base, z->S, 0);
+    int rc = expand_locked(z, fd, base, z->S, 0, NULL, 0, NULL, &expanded, err, errlen);
+    tagg_sfz_slot_lock(fd, base, z->S, 0);
     pthread_mutex_unlock(&z->mu);
     return rc;
 }

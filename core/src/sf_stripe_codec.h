@@ -80,10 +80,16 @@ int tagg_sfz_put_whole(tagg_sfz_t *z, int fd, uint64_t base, const void *buf, si
 
 /* Writes n bytes at offset in of the stripe whose slot starts at base (slot of
  * len logical bytes, len <= S): a compressed slot is expanded first (under the
- * lock, see above), a raw one takes the piece. *expanded: 1 when it was
- * compressed. 0, or -1 with a message (a damaged compressed slot included). */
+ * lock, see above), a raw one takes the piece. old (NULL: not wanted) gets the
+ * n logical bytes the piece replaces, read under the same lock. *expanded: 1
+ * when it was compressed. 0, or -1 with a message (a damaged compressed slot
+ * included). */
 int tagg_sfz_put_part(tagg_sfz_t *z, int fd, uint64_t base, uint64_t len, uint64_t in, const void *buf, size_t n,
-                      int *expanded, char *err, size_t errlen);
+                      void *old, int *expanded, char *err, size_t errlen);
+
+/* Byte-range lock on a slot (lock: 1 exclusive, as expansions take it; 2
+ * shared, for readers of an open file; 0 unlock). 0 or -1 (errno). */
+int tagg_sfz_slot_lock(int fd, uint64_t base, uint64_t len, int lock);
 
 /* Expands the slot at base if it holds a compressed stripe (before a cut
  * through it). 0, or -1 with a message. */

@@ -882,7 +882,7 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
  * a compressed stripe first. 1 done (*form: the stored form), 0 not this
  * hook's (write raw as usual), -1 failed. */
 static int zwrite(tagg_file_t *f, int fd, uint64_t j, uint64_t local, uint64_t n, const char *buf, uint64_t crc,
-                  uint64_t *form, const char *name)
+                  uint64_t *form, const char *name, char *old)
 {
     sub_t   *s = sub_of(f);
     uint64_t S = s->ix.stripe, base = local - local % S;
@@ -901,7 +901,7 @@ static int zwrite(tagg_file_t *f, int fd, uint64_t j, uint64_t local, uint64_t n
         }
     }
     else
-        rc = tagg_sfz_put_part(&s->z, fd, base, S, local % S, buf, (size_t)n, &expanded, err, sizeof err);
+        rc = tagg_sfz_put_part(&s->z, fd, base, S, local % S, buf, (size_t)n, old, &expanded, err, sizeof err);
     if (rc < 0) {
         TAGG_ERR(TAGG_E_IO, "stripe %llu of subfile '%s' (compression): %s", (unsigned long long)j, name, err);
         return -1;
@@ -937,19 +937,32 @@ static int zread(tagg_file_t *f, int fd, uint32_t k, uint64_t j, uint64_t local,
             form = r->form;
     }
     else { /* an open file: probe the slot's header first (raw stripes cost 40 bytes more) */
+        /* under a shared lock on the slot: another rank's (or thread's)
+         * expansion of it is never seen half done */
         unsigned char h[TAGG_SFZ_HDR];
         unsigned      enc;
         uint64_t      lg, pl, crc;
-        if (tagg_sf_pread_upto(fd, h, sizeof h, base, limit) < 0)
-            return TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name,
-                            strerror(errno)),
-                   -1;
-        if (!tagg_sfz_header(h, &enc, &lg, &pl, &crc) || lg != S)
-            return 0;
+        int           probe;
         if (!s->zbuf && !(s->zbuf = malloc(2 * (size_t)S)))
             return TAGG_ERR(TAGG_E_NOMEM, "out of memory (decompression buffers)"), -1;
-        s->zj = 0; /* other ranks write: no cache */
-        rc    = tagg_sfz_slot_load(fd, base, (size_t)S, limit, s->zbuf, s->zbuf + S, &form, err, sizeof err);
+        pthread_mutex_lock(&s->z.mu);
+        if (tagg_sfz_slot_lock(fd, base, S, 2) < 0) {
+            pthread_mutex_unlock(&s->z.mu);
+            return TAGG_ERR(TAGG_E_IO, "cannot lock stripe %llu of '%s': %s", (unsigned long long)j, name,
+                            strerror(errno)),
+                   -1;
+        }
+        if ((probe = tagg_sf_pread_upto(fd, h, sizeof h, base, limit)) < 0)
+            TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
+        else if (tagg_sfz_header(h, &enc, &lg, &pl, &crc) && lg == S) {
+            s->zj = 0; /* other ranks write: no cache */
+            rc    = tagg_sfz_slot_load(fd, base, (size_t)S, limit, s->zbuf, s->zbuf + S, &form, err, sizeof err);
+            probe = 1;
+        }
+        tagg_sfz_slot_lock(fd, base, S, 0);
+        pthread_mutex_unlock(&s->z.mu);
+        if (probe <= 0)
+            return probe; /* -1 failed, 0 raw */
     }
     if (rc < 0) {
         TAGG_ERR(TAGG_E_IO,
@@ -998,28 +1011,27 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
      * are read first: a compressed stripe decoded) */
     int      full  = off % S == 0 && n == S;
     uint64_t crc   = full ? tagg_crc64(0, buf, (size_t)n) : 0, delta = 0, form = 0;
-    if (!full && s->base_on) {
-        char *old = malloc((size_t)n);
-        if (!old) {
-            TAGG_ERR(TAGG_E_NOMEM, "out of memory (%llu bytes to check a rewrite)", (unsigned long long)n);
-            return -1;
-        }
-        pthread_mutex_lock(&s->mu);
-        int zo = !sp && s->zmay ? zread(f, fd, k, j, local, n, old, name, UINT64_MAX) : 0;
-        pthread_mutex_unlock(&s->mu);
-        if (zo < 0 || (!zo && tagg_sf_pread_upto(fd, old, (size_t)n, local, UINT64_MAX) < 0)) {
-            if (zo == 0)
-                TAGG_ERR(TAGG_E_IO, "read of the %llu bytes at offset %llu of '%s' before rewriting them failed: %s",
-                         (unsigned long long)n, (unsigned long long)local, name, strerror(errno));
-            free(old);
-            return -1;
-        }
+    char *old = NULL; /* the logical bytes a partial write replaces (read-write open of a closed file) */
+    if (!full && s->base_on && !(old = malloc((size_t)n))) {
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory (%llu bytes to check a rewrite)", (unsigned long long)n);
+        return -1;
+    }
+    /* raw slots: read here; possibly compressed ones: by the codec, under the slot's lock */
+    if (old && (sp || !s->zmay) && tagg_sf_pread_upto(fd, old, (size_t)n, local, UINT64_MAX) < 0) {
+        TAGG_ERR(TAGG_E_IO, "read of the %llu bytes at offset %llu of '%s' before rewriting them failed: %s",
+                 (unsigned long long)n, (unsigned long long)local, name, strerror(errno));
+        free(old);
+        return -1;
+    }
+    int zr = sp ? 0 : zwrite(f, fd, j, local, n, buf, crc, &form, name, old); /* compression: 1 done, -1 failed */
+    if (zr < 0) {
+        free(old);
+        return -1;
+    }
+    if (old) {
         delta = tagg_crc_delta(tagg_crc64(0, old, (size_t)n), tagg_crc64(0, buf, (size_t)n), off % S, n, S);
         free(old);
     }
-    int zr = sp ? 0 : zwrite(f, fd, j, local, n, buf, crc, &form, name); /* compression: 1 done, -1 failed */
-    if (zr < 0)
-        return -1;
     for (uint64_t done = 0; !zr && done < n;) {
         ssize_t got = pwrite(fd, buf + done, n - done, (off_t)(local + done));
         if (got < 0 && errno == EINTR)

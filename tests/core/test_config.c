@@ -72,6 +72,7 @@ static const config_case_t cases[] = {
     {NULL, "layout=subfiles;compression=blosc-zstd;compression_level=5;compression_shuffle=bit;compression_typesize=8",
      "verbose=0;summary=;backend=tapioca;" ENGINE "layout=subfiles;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=blosc-zstd;compression_level=5;compression_shuffle=bit;compression_typesize=8;salvage=0;fsync=0" ASYNC_DEF, NULL},
     {NULL, "compression=lz4", NULL, "compression needs layout=subfiles"},
+    {NULL, "layout=subfiles;compression=lz4;async=1", NULL, "compression is not supported with async=1"},
     {NULL, "layout=subfiles;destination=nvr;compression=zstd", NULL, "not supported with destination=nvr"},
     {NULL, "layout=subfiles;compression=gzip", NULL, "unknown value 'gzip' (valid: none, lz4, zstd, blosc-lz4, blosc-zstd, auto)"},
     {NULL, "layout=subfiles;compression_level=0", NULL, "compression_level"},

@@ -546,14 +546,14 @@ static void test_stripe_codec(void **state)
         }
         /* partial write into the compressed stripe: expanded, then the piece */
         int expanded = 0;
-        assert_int_equal(tagg_sfz_put_part(&z, fd, S, S, 100, "hello", 5, &expanded, err, sizeof err), 0);
+        assert_int_equal(tagg_sfz_put_part(&z, fd, S, S, 100, "hello", 5, NULL, &expanded, err, sizeof err), 0);
         assert_int_equal(expanded, 1);
         assert_int_equal(tagg_sf_pread_upto(fd, back, S, S, UINT64_MAX), 0);
         assert_memory_equal(back + 100, "hello", 5);
         assert_memory_equal(back, smooth, 100);
         assert_memory_equal(back + 105, smooth + 105, S - 105);
         /* again: the slot is raw now, the piece goes in place */
-        assert_int_equal(tagg_sfz_put_part(&z, fd, S, S, 200, "world", 5, &expanded, err, sizeof err), 0);
+        assert_int_equal(tagg_sfz_put_part(&z, fd, S, S, 200, "world", 5, NULL, &expanded, err, sizeof err), 0);
         assert_int_equal(expanded, 0);
         assert_int_equal(tagg_sf_pread_upto(fd, back, S, S, UINT64_MAX), 0);
         assert_memory_equal(back + 200, "world", 5);
@@ -568,7 +568,7 @@ static void test_stripe_codec(void **state)
         assert_int_equal(tagg_sfz_put_whole(&z, fd, S, smooth, S, crc, &form, err, sizeof err), 0);
         unsigned char x = 0x5a;
         assert_int_equal(pwrite(fd, &x, 1, S + TAGG_SFZ_HDR + 3), 1);
-        assert_int_equal(tagg_sfz_put_part(&z, fd, S, S, 100, "hello", 5, &expanded, err, sizeof err), -1);
+        assert_int_equal(tagg_sfz_put_part(&z, fd, S, S, 100, "hello", 5, NULL, &expanded, err, sizeof err), -1);
         tagg_sfz_free(&z);
     }
     close(fd);

@@ -7,8 +7,12 @@
 # REPS repetitions, variants round-robin; raw lines in OUT/raw.csv, medians
 # with min..max in OUT/summary.txt. Bandwidth in logical bytes per second;
 # stored bytes: the files' allocated size (du) and, for tagg, the summary's
-# comp_stored_bytes. Reads follow writes: they may be served by the page cache.
+# comp_stored_bytes. Writes include flushing to storage (H5Fflush: fsync),
+# and the page cache is dropped before every read (root; h5-comp-bench says so
+# when it cannot), so reads come from storage.
 #   comp-bench.sh BUILD OUT NP MIB_PER_RANK REPS "DIR..." "CODEC..."
+# A CODEC may carry settings after a colon, joined by '+', e.g.
+#   blosc-lz4:compression_shuffle=bit+compression_typesize=8
 set -u
 build=$1 out=$2 np=$3 mib=$4 reps=$5 dirs=$6 codecs=$7
 bench=$build/tools/tagg-codec/h5-comp-bench
@@ -24,11 +28,13 @@ for dir in $dirs; do
         f=$dir/comp-bench-$$.h5
         rm -f "$f" "$f".tagg.*
         case $v in
-          mpio) line=$(mpiexec -n "$np" "$bench" "$f" "$kind" "$mib" mpio 2>&1 | grep '^kind='); ratio= ;;
+          mpio) line=$(mpiexec -n "$np" "$bench" "$f" "$kind" "$mib" mpio fsync 2>&1 | grep '^kind='); ratio= ;;
           *) cfg="layout=subfiles;stripe_size=4M;subfiles=$np"
-             [ "$v" = tagg-raw ] || cfg="$cfg;compression=${v#tagg-}"
+             c=${v#tagg-}
+             [ "$v" = tagg-raw ] || cfg="$cfg;compression=${c%%:*}"
+             case $c in *:*) cfg="$cfg;$(echo "${c#*:}" | tr '+' ';')" ;; esac
              res=$(HDF5_PLUGIN_PATH=$build/plugins HDF5_DRIVER=tagg HDF5_DRIVER_CONFIG="$cfg" TAGG_VERBOSE=1 \
-                   mpiexec -n "$np" "$bench" "$f" "$kind" "$mib" default 2>&1)
+                   mpiexec -n "$np" "$bench" "$f" "$kind" "$mib" default fsync 2>&1)
              line=$(echo "$res" | grep '^kind=')
              ratio=$(echo "$res" | grep -o 'comp_ratio=[0-9.]*' | head -1 | cut -d= -f2) ;;
         esac

@@ -2,14 +2,18 @@
  * like a seed kernel (data.h: hacc, s3d, random), for the compression
  * benchmark of issue 15 (tools/tagg-codec/comp-bench.sh).
  *
- *   mpiexec -n P h5-comp-bench FILE KIND MIB_PER_RANK mpio|default
+ *   mpiexec -n P h5-comp-bench FILE KIND MIB_PER_RANK mpio|default [fsync]
  *
  * Each rank fills MIB_PER_RANK MiB with KIND (seed: its rank) and writes it
  * collectively as its block of a 1D byte dataset (create + write + close,
  * timed, max over ranks), then reads it back collectively (open + read +
  * close, timed) and compares. "mpio" uses H5Pset_fapl_mpio (MPI-IO
- * collective); "default" leaves the driver to HDF5_DRIVER (tagg). Prints one
- * line: "kind=K bytes=B write_s=T read_s=T bad=N" on rank 0. */
+ * collective); "default" leaves the driver to HDF5_DRIVER (tagg). With
+ * "fsync" the write flushes the file to storage before closing (H5Fflush:
+ * MPI_File_sync, or tagg's fsync of every file it wrote), inside the write
+ * time, and rank 0 then drops the page cache (sync; 3 > drop_caches, untimed;
+ * says so on stderr when not permitted) so that the read comes from storage.
+ * Prints one line: "kind=K bytes=B write_s=T read_s=T bad=N" on rank 0. */
 #include "data.h"
 
 #include <hdf5.h>
@@ -17,6 +21,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+static void drop_caches(void)
+{
+    sync();
+    FILE *f = fopen("/proc/sys/vm/drop_caches", "w");
+    if (!f || fputs("3\n", f) < 0 || fclose(f) != 0)
+        fprintf(stderr, "h5-comp-bench: could not drop the page cache: reads may come from it\n");
+}
 
 int main(int argc, char **argv)
 {
@@ -24,9 +37,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc != 5) {
+    int dosync = argc == 6 && !strcmp(argv[5], "fsync");
+    if (argc != 5 && !dosync) {
         if (!rank)
-            fprintf(stderr, "usage: %s FILE hacc|s3d|random MIB_PER_RANK mpio|default\n", argv[0]);
+            fprintf(stderr, "usage: %s FILE hacc|s3d|random MIB_PER_RANK mpio|default [fsync]\n", argv[0]);
         MPI_Finalize();
         return 2;
     }
@@ -51,9 +65,14 @@ int main(int argc, char **argv)
     if (ds < 0 || H5Dwrite(ds, H5T_NATIVE_UCHAR, ms, fs, dxpl, buf) < 0)
         fail = 1;
     H5Dclose(ds);
+    if (dosync && f >= 0 && H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
+        fail = 1;
     if (f < 0 || H5Fclose(f) < 0)
         fail = 1;
     double tw = MPI_Wtime() - t0, w, r;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (dosync && !rank)
+        drop_caches();
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     f  = H5Fopen(argv[1], H5F_ACC_RDONLY, fapl);

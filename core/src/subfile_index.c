@@ -39,45 +39,7 @@ uint64_t tagg_sf_logical_end(uint64_t size, uint64_t S, uint32_t N, uint32_t k)
     return ((last / S) * N + k) * S + last % S + 1;
 }
 
-/* ------------------------------------------------------------ CRC-64/XZ */
-
-/* Slicing-by-8: table k holds the CRC of byte i followed by k zero bytes, so
- * eight bytes are folded in with eight lookups (about 5x the byte-wise loop). */
-static uint64_t crc_table[8][256];
-static int      crc_ready;
-
-static void crc_init(void)
-{
-    for (unsigned i = 0; i < 256; i++) {
-        uint64_t c = i;
-        for (int b = 0; b < 8; b++)
-            c = (c & 1) ? (c >> 1) ^ UINT64_C(0xC96C5795D7870F42) : c >> 1; /* reflected ECMA-182 */
-        crc_table[0][i] = c;
-    }
-    for (unsigned i = 0; i < 256; i++)
-        for (int k = 1; k < 8; k++)
-            crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^ crc_table[0][crc_table[k - 1][i] & 0xff];
-    crc_ready = 1; /* idempotent: concurrent first calls compute the same tables */
-}
-
-uint64_t tagg_crc64(uint64_t crc, const void *buf, size_t len)
-{
-    const unsigned char *p = buf;
-    if (!crc_ready)
-        crc_init();
-    crc = ~crc;
-    for (; len >= 8; len -= 8, p += 8) {
-        uint64_t w = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-                     (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
-        crc ^= w;
-        crc = crc_table[7][crc & 0xff] ^ crc_table[6][(crc >> 8) & 0xff] ^ crc_table[5][(crc >> 16) & 0xff] ^
-              crc_table[4][(crc >> 24) & 0xff] ^ crc_table[3][(crc >> 32) & 0xff] ^ crc_table[2][(crc >> 40) & 0xff] ^
-              crc_table[1][(crc >> 48) & 0xff] ^ crc_table[0][crc >> 56];
-    }
-    for (size_t i = 0; i < len; i++)
-        crc = crc_table[0][(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
+/* ------------------------------------------------ CRC-64/XZ of a file */
 
 int tagg_sf_file_crc(const char *path, uint64_t *size, uint64_t *crc, char *err, size_t errlen)
 {

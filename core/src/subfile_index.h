@@ -144,7 +144,11 @@ uint64_t tagg_sf_subfile_size(uint64_t L, uint64_t S, uint32_t N, uint32_t k);
 uint64_t tagg_sf_logical_end(uint64_t size, uint64_t S, uint32_t N, uint32_t k);
 
 /* --- checksums */
-uint64_t tagg_crc64(uint64_t crc, const void *buf, size_t len); /* start with crc = 0 */
+/* CRC-64/XZ (crc64.c): carry-less multiplication where the CPU has it, else
+ * slicing by 8; start with crc = 0. The _portable one is the table code alone
+ * (tests compare the two). */
+uint64_t tagg_crc64(uint64_t crc, const void *buf, size_t len);
+uint64_t tagg_crc64_portable(uint64_t crc, const void *buf, size_t len);
 /* Reads a whole file: its size and CRC-64. 0, or -1 with a message. */
 int tagg_sf_file_crc(const char *path, uint64_t *size, uint64_t *crc, char *err, size_t errlen);
 

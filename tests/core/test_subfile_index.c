@@ -86,7 +86,33 @@ static void test_crc64(void **state)
         assert_true(tagg_crc64(0, buf, n) == ref);
         size_t cut = n / 3;
         assert_true(tagg_crc64(tagg_crc64(0, buf, cut), buf + cut, n - cut) == ref);
+        assert_true(tagg_crc64_portable(0, buf, n) == ref);
     }
+    /* the carry-less (folding) implementation, where the CPU has it, against the
+     * table one and a bit-by-bit one: lengths around every folding boundary
+     * (16, 64 bytes), odd offsets, chained start values */
+    enum { BIG = 5000 };
+    unsigned char *big = malloc(BIG + 16);
+    assert_non_null(big);
+    uint64_t s = 88172645463325252ull;
+    for (size_t i = 0; i < BIG + 16; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        big[i] = (unsigned char)s;
+    }
+    for (int t = 0; t < 600; t++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        size_t   off = s % 16, n = t < 200 ? (size_t)t : (size_t)(s >> 8) % BIG;
+        uint64_t start = t % 3 ? s : 0, ref = ~start;
+        for (size_t i = 0; i < n; i++) {
+            ref ^= big[off + i];
+            for (int b = 0; b < 8; b++)
+                ref = (ref & 1) ? (ref >> 1) ^ UINT64_C(0xC96C5795D7870F42) : ref >> 1;
+        }
+        ref = ~ref;
+        assert_true(tagg_crc64_portable(start, big + off, n) == ref);
+        assert_true(tagg_crc64(start, big + off, n) == ref);
+    }
+    free(big);
 }
 
 /* A format 3 index of "<dir>/my file.h5": 20 stripes, stripes 0, 3, 19 written. */

@@ -4,6 +4,7 @@
 
 #include "error.h"
 #include "fault.h"
+#include "mpi_wait.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -234,7 +235,7 @@ int tagg_async_open(tagg_file_t *f)
     int provided = MPI_THREAD_SINGLE, ok, all = 0;
     MPI_Query_thread(&provided);
     ok       = provided == MPI_THREAD_MULTIPLE;
-    int code = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
+    int code = tagg_mpi_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (thread level)", code);
         return -1;
@@ -298,7 +299,7 @@ static void report(tagg_file_t *f, int mine, int first)
 static int agree_state(tagg_file_t *f, int failed, int oversize, int out[3])
 {
     int in[3] = {failed, oversize, failed ? f->size - f->rank : 0};
-    int code  = MPI_Allreduce(in, out, 3, MPI_INT, MPI_MAX, f->comm);
+    int code  = tagg_mpi_allreduce(in, out, 3, MPI_INT, MPI_MAX, f->comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (asynchronous mode)", code);
         return -1;

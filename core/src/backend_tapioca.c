@@ -7,6 +7,7 @@
 #define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
 #include "engine.h"
 #include "error.h"
+#include "mpi_wait.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -335,7 +336,7 @@ static int move_windows(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir,
         if ((int64_t)(x->v[i].off + x->v[i].len) > in[1])
             in[1] = (int64_t)(x->v[i].off + x->v[i].len);
     in[1] = -in[1];
-    int code = MPI_Allreduce(in, g, 3, MPI_INT64_T, MPI_MIN, f->comm);
+    int code = tagg_mpi_allreduce(in, g, 3, MPI_INT64_T, MPI_MIN, f->comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (request range)", code);
         return -1;

@@ -36,6 +36,7 @@
 #include "engine.h"
 #include "error.h"
 #include "fault.h"
+#include "mpi_wait.h"
 
 #define TAG_THROTTLE 0x7a6 /* one tag: messages between two ranks do not overtake */
 
@@ -49,8 +50,10 @@ static int aggregator_round(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t 
     uint64_t rlo = dlo + (uint64_t)k * c->round, rhi = rlo + c->round;
     char    *buf = e->base + (size_t)(k % e->nbuf) * c->round;
     if (t && c->my_index >= t) { /* wait for the aggregator t places before */
-        int token;
-        MPI_Recv(&token, 1, MPI_INT, c->aggr[c->my_index - t], TAG_THROTTLE, f->comm, MPI_STATUS_IGNORE);
+        int         token;
+        MPI_Request req;
+        if (MPI_Irecv(&token, 1, MPI_INT, c->aggr[c->my_index - t], TAG_THROTTLE, f->comm, &req) == MPI_SUCCESS)
+            tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
     }
     /* covered runs are sorted: resume where the last round stopped */
     size_t i = *cov_pos;

@@ -15,6 +15,7 @@
  * pairs, never data. */
 #include "engine.h"
 #include "error.h"
+#include "mpi_wait.h"
 
 #include <stdlib.h>
 #include <stddef.h>
@@ -87,7 +88,7 @@ int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t 
     if (code == MPI_SUCCESS)
         code = MPI_Type_commit(&row);
     if (code == MPI_SUCCESS)
-        code = MPI_Allgather(&mine, n, MPI_BYTE, e->rows, 1, row, f->comm);
+        code = tagg_mpi_allgather(&mine, n, MPI_BYTE, e->rows, 1, row, f->comm);
     if (bytes != MPI_DATATYPE_NULL)
         MPI_Type_free(&bytes);
     if (row != MPI_DATATYPE_NULL)
@@ -285,7 +286,7 @@ static int exchange_coverage(tagg_file_t *f, tagg_call_t *c)
         sbuf[sdisp[a] + fill[a] + 1] = c->pieces[i].len;
         fill[a] += 2;
     }
-    int code = MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, f->comm);
+    int code = tagg_mpi_alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, f->comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Alltoall (coverage counts)", code);
         rc = -1;
@@ -301,7 +302,7 @@ static int exchange_coverage(tagg_file_t *f, tagg_call_t *c)
         rc = -1;
         goto done;
     }
-    code = MPI_Alltoallv(sbuf, scount, sdisp, MPI_UINT64_T, rbuf, rcount, rdisp, MPI_UINT64_T, f->comm);
+    code = tagg_mpi_alltoallv(sbuf, scount, sdisp, MPI_UINT64_T, rbuf, rcount, rdisp, MPI_UINT64_T, f->comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Alltoallv (coverage)", code);
         rc = -1;

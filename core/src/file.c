@@ -4,6 +4,7 @@
 #include "error.h"
 #include "h5ctx.h"
 #include "io.h"
+#include "mpi_wait.h"
 #include "subfile_index.h"
 
 #include <errno.h>
@@ -100,7 +101,7 @@ static int close_reduce(tagg_file_t *f, int local_rc, tagg_stats_t *total)
     MPI_Datatype rec = MPI_DATATYPE_NULL;
     if (code == MPI_SUCCESS && (code = MPI_Type_contiguous((int)(1 + NSTATS), MPI_UINT64_T, &rec)) == MPI_SUCCESS &&
         (code = MPI_Type_commit(&rec)) == MPI_SUCCESS)
-        code = MPI_Allreduce(in, out, 1, rec, op, f->comm);
+        code = tagg_mpi_allreduce(in, out, 1, rec, op, f->comm);
     if (rec != MPI_DATATYPE_NULL)
         MPI_Type_free(&rec);
     if (code != MPI_SUCCESS) {
@@ -314,7 +315,7 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
     if (rank == 0 && !in[3] && rc == 0 && have_cfg && (flags & TAGG_OPEN_TRUNC) &&
         f->cfg.layout == TAGG_LAYOUT_SHARED && probe_layout(path) == TAGG_LAYOUT_SHARED && truncate(path, 0) != 0)
         in[3] = errno ? errno : EIO;
-    if ((code = MPI_Allreduce(in, out, 6, MPI_INT64_T, MPI_MAX, comm)) != MPI_SUCCESS) {
+    if ((code = tagg_mpi_allreduce(in, out, 6, MPI_INT64_T, MPI_MAX, comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (tagg open)", code);
         out[0] = rank + 1, rc = -1;
     }
@@ -371,7 +372,7 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
     if (rc == 0 && local_size(f, &size) < 0)
         rc = -1;
     in[0] = rc < 0 ? f->rank + 1 : 0, in[1] = (int64_t)size;
-    if ((code = MPI_Allreduce(in, out, 2, MPI_INT64_T, MPI_MAX, f->comm)) != MPI_SUCCESS) {
+    if ((code = tagg_mpi_allreduce(in, out, 2, MPI_INT64_T, MPI_MAX, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (tagg open)", code);
         out[0] = f->rank + 1;
     }
@@ -434,7 +435,7 @@ int tagg_file_get_size(tagg_file_t *f, uint64_t *size)
     uint64_t in[2] = {0, 0}, msg[2];
     int      rc    = local_size(f, &in[0]);
     in[1]          = rc < 0;
-    int code       = MPI_Allreduce(in, msg, 2, MPI_UINT64_T, MPI_MAX, f->comm);
+    int code       = tagg_mpi_allreduce(in, msg, 2, MPI_UINT64_T, MPI_MAX, f->comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (file size)", code);
         return -1;
@@ -459,7 +460,7 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size)
          * since. One reduction, which also orders every rank's earlier writes
          * before a change of size (no barrier, no rank asking the storage). */
         int64_t mine = (int64_t)(f->written_end > f->eof ? f->written_end : f->eof), all = 0;
-        int     code = MPI_Allreduce(&mine, &all, 1, MPI_INT64_T, MPI_MAX, f->comm);
+        int     code = tagg_mpi_allreduce(&mine, &all, 1, MPI_INT64_T, MPI_MAX, f->comm);
         if (code != MPI_SUCCESS) {
             TAGG_ERR_MPI("MPI_Allreduce (file size)", code);
             return -1;

@@ -9,6 +9,7 @@
  *                   into the other. */
 #include "error.h"
 #include "io.h"
+#include "mpi_wait.h"
 
 int tagg_io_direct(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
 {
@@ -29,7 +30,7 @@ int tagg_agree(MPI_Comm comm, int local_rc, const char *what)
     /* MINLOC over (ok, rank): the lowest failing rank if any failed. */
     in[0] = local_rc < 0 ? 0 : 1;
     in[1] = rank;
-    int code = MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MINLOC, comm);
+    int code = tagg_mpi_allreduce(in, out, 1, MPI_2INT, MPI_MINLOC, comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (error agreement)", code);
         return -1;

@@ -1,0 +1,78 @@
+/* Waiting for an MPI request without holding a core.
+ *
+ * MPICH (ch4:ucx) waits by polling: a rank blocked in a collective or a
+ * receive keeps its core busy. Where ranks share cores with others -- more
+ * ranks than cores, a file-system client or server on the node (FUSE, the
+ * GlusterFS testbed), the aggregator's own I/O threads -- every poll is time
+ * taken from the rank that the others are waiting for. tagg's long waits
+ * (the agreement after a call or a round, while aggregators write; the
+ * throttle's token) therefore test the request in three phases:
+ *   - the first 20 us: MPI_Test in a loop (a fast collective costs nothing more);
+ *   - up to 2 ms: MPI_Test, then sched_yield(): a runnable process on this
+ *     core runs first, and with none the call returns at once;
+ *   - beyond: MPI_Test, then a 50 us sleep (at most a few per cent added to
+ *     a wait that long).
+ * Progress is made by MPI_Test itself. */
+#include "mpi_wait.h"
+
+#include <sched.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int tagg_mpi_wait(MPI_Request *req, MPI_Status *st)
+{
+    int    done = 0, code;
+    double t0   = 0;
+    for (unsigned long n = 0;; n++) {
+        if ((code = MPI_Test(req, &done, st)) != MPI_SUCCESS || done)
+            return code;
+        if (n == 0) {
+            t0 = now();
+            continue;
+        }
+        double waited = now() - t0;
+        if (waited < 20e-6)
+            continue;
+        if (waited < 2e-3) {
+            sched_yield();
+            continue;
+        }
+        struct timespec nap = {0, 50000};
+        nanosleep(&nap, NULL);
+    }
+}
+
+int tagg_mpi_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    MPI_Request req;
+    int         code = MPI_Iallreduce(in, out, count, type, op, comm, &req);
+    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+}
+
+int tagg_mpi_allgather(const void *in, int n, MPI_Datatype t, void *out, int m, MPI_Datatype u, MPI_Comm comm)
+{
+    MPI_Request req;
+    int         code = MPI_Iallgather(in, n, t, out, m, u, comm, &req);
+    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+}
+
+int tagg_mpi_alltoall(const void *in, int n, MPI_Datatype t, void *out, int m, MPI_Datatype u, MPI_Comm comm)
+{
+    MPI_Request req;
+    int         code = MPI_Ialltoall(in, n, t, out, m, u, comm, &req);
+    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+}
+
+int tagg_mpi_alltoallv(const void *in, const int *sc, const int *sd, MPI_Datatype t, void *out, const int *rc,
+                       const int *rd, MPI_Datatype u, MPI_Comm comm)
+{
+    MPI_Request req;
+    int         code = MPI_Ialltoallv(in, sc, sd, t, out, rc, rd, u, comm, &req);
+    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+}

@@ -258,7 +258,8 @@ static int tapioca_open(tagg_file_t *f)
             free(e);
             return -1;
         }
-        if (tagg_fs_perf_load(f->cfg.tiers, &e->fs, &err) < 0) {
+        if (tagg_fs_perf_load(f->cfg.tiers, &e->fs, &err) < 0 ||
+            tagg_fs_read_perf_load(f->cfg.tiers, &e->fs_read, &err) < 0) {
             TAGG_ERR(TAGG_E_CONFIG, "tiers: %s", err.msg);
             free(e);
             return -1;

@@ -43,7 +43,8 @@ typedef struct tagg_engine {
     tagg_topology_t  *topo;      /* ranks -> nodes (loaded at open from topology=, else from res) */
     const int        *node_tier; /* [nnodes] tier index of each node's buffers (res) */
     tagg_tiers_t      tiers;     /* memory tiers of a node (model defaults or tier file) */
-    tagg_fs_perf_t    fs;        /* the target's cost by request size (tier file), n = 0: tiers' target */
+    tagg_fs_perf_t    fs;        /* the target's cost of a write by request size (tier file), n = 0: tiers' target */
+    tagg_fs_perf_t    fs_read;   /* the same for reads ('read_request' lines), n = 0: the writes' */
     tagg_model_opts_t opts;      /* N_buff, S_buff, BS, strategy ... */
     const tagg_strategy_t *strategy;
     int               cost_based; /* election by Cost_A + Cost_T */
@@ -56,11 +57,12 @@ typedef struct tagg_engine {
     char              tier_text[96]; /* for the summary: "tier=DRAM ..." */
     /* rows of the describe step (scratch, [size], made at open), this call's
      * requests, and the last aggregated call's requests and plan, reused when
-     * a call has the same shape */
+     * a call has the same shape and direction */
     struct tagg_engine_row *rows;
     tagg_req_desc_t  *req;
     tagg_req_desc_t  *prev_rows;
     tagg_call_plan_t  prev_plan;
+    tagg_dir_t        prev_dir;
     uint64_t          reused;    /* plans reused (summary) */
     uint64_t          direct_calls, aggr_decisions; /* the model's choice (summary, rank 0) */
     /* self-tuning (engine_tune.c): the fitted model (tuning=), its checksum,

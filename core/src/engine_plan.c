@@ -107,7 +107,8 @@ static int owner_of(const void *ctx, uint64_t off, int i)
     return f->store_ops->owner(f, off, i);
 }
 
-static void plan_input(tagg_file_t *f, tagg_engine_t *e, const tagg_req_desc_t *req, tagg_call_in_t *in)
+static void plan_input(tagg_file_t *f, tagg_engine_t *e, const tagg_req_desc_t *req, tagg_dir_t dir,
+                       tagg_call_in_t *in)
 {
     memset(in, 0, sizeof *in);
     in->nranks     = f->size;
@@ -127,7 +128,7 @@ static void plan_input(tagg_file_t *f, tagg_engine_t *e, const tagg_req_desc_t *
     in->per_node = f->cfg.aggr_per_node;
     in->throttle = f->cfg.throttle;
     in->mode     = (tagg_aggregate_t)f->cfg.aggregate;
-    in->fs       = &e->fs;
+    in->fs       = dir == TAGG_READ && e->fs_read.n ? &e->fs_read : &e->fs; /* reads cost what reads cost */
     /* stripes only some ranks may reach (node-local subfiles) */
     if (f->store_ops->owner && f->store_ops->owner(f, 0, 0) >= 0)
         in->owner = owner_of, in->owner_ctx = f;
@@ -154,11 +155,11 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, tagg_dir_
     c->my_dom = c->my_index = -1;
     for (int r = 0; r < P; r++)
         e->req[r] = e->rows[r].req;
-    plan_input(f, e, e->req, &in);
+    plan_input(f, e, e->req, dir, &in);
     if (tagg_engine_tune(f, e, &in, dir) < 0) /* the same rows everywhere: every rank fails */
         return -1;
     int64_t delta = 0;
-    int     reuse = e->prev_plan.action == TAGG_CALL_AGGREGATE && e->prev_plan.aggr && !in.owner &&
+    int     reuse = e->prev_plan.action == TAGG_CALL_AGGREGATE && e->prev_plan.aggr && !in.owner && e->prev_dir == dir &&
                 tagg_req_same_shape(e->prev_rows, e->req, P, &delta) && delta % (int64_t)in.unit == 0;
     if (reuse) { /* the previous plan, shifted by delta */
         c->plan      = e->prev_plan;
@@ -195,6 +196,7 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, tagg_dir_
     /* this call's rows become the ones the next call compares with */
     tagg_req_desc_t *t = e->prev_rows;
     e->prev_rows = e->req, e->req = t;
+    e->prev_dir  = dir;
     if (!reuse) {
         tagg_call_plan_free(&e->prev_plan);
         e->prev_plan      = c->plan;
@@ -345,7 +347,7 @@ void tagg_engine_pieces(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *
     else if (rc == 0 && c->my_dom >= 0) {
         tagg_call_in_t in;
         tagg_err_t     err;
-        plan_input(f, e, e->prev_rows, &in); /* this call's rows (tagg_engine_plan keeps them) */
+        plan_input(f, e, e->prev_rows, e->prev_dir, &in); /* this call's rows (tagg_engine_plan keeps them) */
         if (tagg_call_coverage(&in, &c->plan, c->my_dom, &c->cov, &c->ncov, &err) < 0) {
             TAGG_ERR(TAGG_E_NOMEM, "coverage: %s", err.msg);
             rc = -1;

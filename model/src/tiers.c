@@ -144,10 +144,11 @@ static int parse_lines(tagg_lines_t *L, tagg_tiers_t *t, tagg_err_t *err) {
   if (tagg_parse_int(L->tok[1], 1, 1000, &v) || v != TIERS_VERSION)
     return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'tagg-tiers': unsupported version '%s' (this library reads %d)", L->name, L->lineno, L->tok[1], TIERS_VERSION);
   while ((n = tagg_lines_next(L)) > 0) {
-    if (strcmp(L->tok[0], "request") == 0) continue; /* the target's cost by request size: tagg_fs_perf_parse */
+    if (strcmp(L->tok[0], "request") == 0 || strcmp(L->tok[0], "read_request") == 0)
+      continue; /* the target's cost by request size: tagg_fs_perf_parse */
     if (strcmp(L->tok[0], "codec") == 0) continue; /* stripe codecs: tagg_codec_perf_parse (tagg/compress.h) */
     if (strcmp(L->tok[0], "tier") != 0)
-      return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': unknown (each line is 'tier NAME key=value...' or 'request SIZE latency=T bandwidth=R')", L->name, L->lineno, L->tok[0]);
+      return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': unknown (each line is 'tier NAME key=value...', 'request SIZE latency=T bandwidth=R' or 'read_request ...')", L->name, L->lineno, L->tok[0]);
     int rc = parse_tier_line(L, n, t, &src_line, &tgt_line, err);
     if (rc) return rc;
   }
@@ -205,21 +206,22 @@ void tagg_tiers_print(const tagg_tiers_t *t, FILE *out) {
 
 /* ---- the target's cost by request size (tagg/callplan.h) ----------------
  * Lines 'request SIZE latency=T bandwidth=R' of a tier file (tagg-calibrate
- * writes them): one request of SIZE bytes to the target file system took
- * latency T plus SIZE / R. Other lines are the tiers' (parse_lines). */
-static int parse_fs(tagg_lines_t *L, tagg_fs_perf_t *fs, tagg_err_t *err) {
+ * writes them): one write of SIZE bytes to the target file system took
+ * latency T plus SIZE / R; 'read_request' lines the same for reads. Other
+ * lines are the tiers' (parse_lines). */
+static int parse_fs(tagg_lines_t *L, const char *key, tagg_fs_perf_t *fs, tagg_err_t *err) {
   memset(fs, 0, sizeof *fs);
   int n;
   while ((n = tagg_lines_next(L)) > 0) {
-    if (strcmp(L->tok[0], "request") != 0) continue;
+    if (strcmp(L->tok[0], key) != 0) continue;
     int ln = L->lineno;
-    if (fs->n == TAGG_FS_POINTS) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'request': more than %d sizes", L->name, ln, TAGG_FS_POINTS);
+    if (fs->n == TAGG_FS_POINTS) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': more than %d sizes", L->name, ln, key, TAGG_FS_POINTS);
     double size = 0, lat = -1, bw = -1;
     if (n != 4 || tagg_parse_size(L->tok[1], &size) || !(size >= 1) || size >= 1.8e19)
-      return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'request': expected 'request SIZE latency=T bandwidth=R'", L->name, ln);
+      return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': expected '%s SIZE latency=T bandwidth=R'", L->name, ln, key, key);
     for (int i = 2; i < 4; i++) {
       char *eq = strchr(L->tok[i], '=');
-      if (!eq) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'request': expected key=value, got '%s'", L->name, ln, L->tok[i]);
+      if (!eq) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': expected key=value, got '%s'", L->name, ln, key, L->tok[i]);
       *eq = 0;
       if (!strcmp(L->tok[i], "latency")) {
         if (tagg_parse_time(eq + 1, &lat)) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'latency': expected a time like 1ms, got '%s'", L->name, ln, eq + 1);
@@ -228,28 +230,44 @@ static int parse_fs(tagg_lines_t *L, tagg_fs_perf_t *fs, tagg_err_t *err) {
       } else
         return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': unknown (valid: latency bandwidth)", L->name, ln, L->tok[i]);
     }
-    if (lat < 0 || bw <= 0) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'request': needs latency= and bandwidth=", L->name, ln);
-    if (fs->n && (uint64_t)size <= fs->size[fs->n - 1]) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'request': sizes must ascend", L->name, ln);
+    if (lat < 0 || bw <= 0) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': needs latency= and bandwidth=", L->name, ln, key);
+    if (fs->n && (uint64_t)size <= fs->size[fs->n - 1]) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': sizes must ascend", L->name, ln, key);
     fs->size[fs->n] = (uint64_t)size, fs->latency[fs->n] = lat, fs->bandwidth[fs->n] = bw, fs->n++;
   }
   if (n < 0) return tagg_seterr(err, TAGG_ENOMEM, "out of memory");
   return TAGG_OK;
 }
 
-int tagg_fs_perf_parse(const char *text, const char *name, tagg_fs_perf_t *fs, tagg_err_t *err) {
+static int fs_parse(const char *text, const char *name, const char *key, tagg_fs_perf_t *fs, tagg_err_t *err) {
   tagg_lines_t L;
   int rc = tagg_lines_open_text(&L, text, name ? name : "<string>", err);
   if (rc) return rc;
-  rc = parse_fs(&L, fs, err);
+  rc = parse_fs(&L, key, fs, err);
   tagg_lines_close(&L);
   return rc;
 }
 
-int tagg_fs_perf_load(const char *path, tagg_fs_perf_t *fs, tagg_err_t *err) {
+static int fs_load(const char *path, const char *key, tagg_fs_perf_t *fs, tagg_err_t *err) {
   tagg_lines_t L;
   int rc = tagg_lines_open_file(&L, path, err);
   if (rc) return rc;
-  rc = parse_fs(&L, fs, err);
+  rc = parse_fs(&L, key, fs, err);
   tagg_lines_close(&L);
   return rc;
+}
+
+int tagg_fs_perf_parse(const char *text, const char *name, tagg_fs_perf_t *fs, tagg_err_t *err) {
+  return fs_parse(text, name, "request", fs, err);
+}
+
+int tagg_fs_perf_load(const char *path, tagg_fs_perf_t *fs, tagg_err_t *err) {
+  return fs_load(path, "request", fs, err);
+}
+
+int tagg_fs_read_perf_parse(const char *text, const char *name, tagg_fs_perf_t *fs, tagg_err_t *err) {
+  return fs_parse(text, name, "read_request", fs, err);
+}
+
+int tagg_fs_read_perf_load(const char *path, tagg_fs_perf_t *fs, tagg_err_t *err) {
+  return fs_load(path, "read_request", fs, err);
 }

@@ -5,7 +5,9 @@
 # One large run per rank goes straight to storage (aggr_*_calls=0), many small
 # strided runs go through aggregators (aggr_*_calls>0); aggregate=always|never
 # and a set aggregator count force the choice; a tier file that makes small
-# requests as cheap as large ones turns the strided case direct. Every run reads
+# requests as cheap as large ones turns the strided case direct, and one where
+# only reads are cheap (its 'read_request' lines) makes the same pattern
+# aggregate its writes and read directly. Every run reads
 # back what it wrote (tagg-bench verifies byte for byte). Environment: MPIEXEC NPFLAG PREFLAGS BENCH PLUGIN_DIR.
 set -u
 work=$1; mkdir -p "$work"; cd "$work" || exit 1
@@ -22,7 +24,8 @@ run() { # name want(zero|nonzero) tagg-config bench-args...
   w=$(tr ' ' '\n' <<<"$line" | sed -n 's/^aggr_write_calls=//p'); r=$(grep 'raw_read_bytes=[1-9]' sum.txt | head -1 | tr ' ' '\n' | sed -n 's/^aggr_read_calls=//p')
   if [ $rc != 0 ] || ! grep -q '^tagg-shared .* ok$' out.txt; then bad "$name: tagg-bench exit $rc"; cat out.txt; return; fi
   if [ -z "$w" ] || [ -z "$r" ]; then bad "$name: no summary"; cat sum.txt; return; fi
-  if { [ "$want" = zero ] && [ "$w" = 0 ] && [ "$r" = 0 ]; } || { [ "$want" = nonzero ] && [ "$w" -gt 0 ] && [ "$r" -gt 0 ]; }
+  if { [ "$want" = zero ] && [ "$w" = 0 ] && [ "$r" = 0 ]; } || { [ "$want" = nonzero ] && [ "$w" -gt 0 ] && [ "$r" -gt 0 ]; } ||
+     { [ "$want" = writes ] && [ "$w" -gt 0 ] && [ "$r" = 0 ]; }
   then ok "$name: aggr_write_calls=$w aggr_read_calls=$r, data verified"
   else bad "$name: aggr_write_calls=$w aggr_read_calls=$r, want $want"; fi
 }
@@ -33,6 +36,15 @@ tier FS kind=PFS latency=1ns bandwidth=1000GB/s capacity=100GB persistency=perma
 request 4K latency=1ns bandwidth=1000GB/s
 request 4M latency=1ns bandwidth=1000GB/s
 TIERS
+cat > cheapreads.tiers <<'TIERS'
+tagg-tiers 1
+tier DRAM kind=DRAM latency=100ns bandwidth=10GB/s capacity=2GB persistency=none source
+tier FS kind=PFS latency=1ms bandwidth=1000GB/s capacity=100GB persistency=permanent target
+request 4K latency=1ms bandwidth=1000GB/s
+request 4M latency=1ms bandwidth=1000GB/s
+read_request 4K latency=1ns bandwidth=1000GB/s
+read_request 4M latency=1ns bandwidth=1000GB/s
+TIERS
 run "4 x 2 MiB contiguous: direct (model)" zero "" --kernel array1d --dist uniform --size 2M
 run "4 x 2 MiB with aggregate=always: aggregated" nonzero "aggregate=always" --kernel array1d --dist uniform --size 2M
 run "4 x 2 MiB with aggregators=2: aggregated" nonzero "aggregators=2" --kernel array1d --dist uniform --size 2M
@@ -41,5 +53,6 @@ run "random 0..100 KiB per rank with aggregate=always: aggregated" nonzero "aggr
 run "S3D blocks (strided rows): aggregated (model)" nonzero "" --kernel s3d --grid 8 8 8
 run "S3D blocks with aggregate=never: direct" zero "aggregate=never" --kernel s3d --grid 8 8 8
 run "S3D blocks, target with no request latency (tier file): direct (model)" zero "tiers=$work/cheap.tiers" --kernel s3d --grid 8 8 8
+run "S3D blocks, reads cheap and writes not (read_request lines): writes aggregated, reads direct" writes "tiers=$work/cheapreads.tiers" --kernel s3d --grid 8 8 8
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -151,11 +151,22 @@ static void test_fs_request_time(void **state) {
   assert_contains(err.msg, "sizes must ascend");
   assert_int_not_equal(tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=1ms\n", "bad.tiers", &fs, &err), TAGG_OK);
   assert_contains(err.msg, "bad.tiers:2");
+  /* reads have their own lines; each parser takes only its own */
+  assert_int_equal(tagg_fs_read_perf_parse("tagg-tiers 1\nrequest 4K latency=1ms bandwidth=4MB/s\n"
+                                           "read_request 4KiB latency=2ms bandwidth=8MB/s\nread_request 1MiB latency=3ms bandwidth=9MB/s\n",
+                                           "t", &fs, &err), TAGG_OK);
+  assert_int_equal(fs.n, 2);
+  assert_true(fabs(tagg_fs_request_time(&fs, NULL, 4096) - (2e-3 + 4096 / 8e6)) < 1e-12);
+  assert_int_equal(tagg_fs_perf_parse("tagg-tiers 1\nread_request 4K latency=2ms bandwidth=8MB/s\n", "t", &fs, &err), TAGG_OK);
+  assert_int_equal(fs.n, 0);
+  assert_int_not_equal(tagg_fs_read_perf_parse("tagg-tiers 1\nread_request 4K bandwidth=8MB/s\n", "bad.tiers", &fs, &err), TAGG_OK);
+  assert_contains(err.msg, "bad.tiers:2: field 'read_request'");
   /* the tier parser accepts the request lines */
   tagg_tiers_t t;
   assert_int_equal(tagg_tiers_parse("tagg-tiers 1\ntier D kind=DRAM latency=1ns bandwidth=1GB/s capacity=1GB persistency=none\n"
                                     "tier F kind=PFS latency=1ms bandwidth=1GB/s capacity=1TB persistency=permanent\n"
-                                    "request 4K latency=1ms bandwidth=4MB/s\n", "t", &t, &err), TAGG_OK);
+                                    "request 4K latency=1ms bandwidth=4MB/s\nread_request 4K latency=1ms bandwidth=4MB/s\n",
+                                    "t", &t, &err), TAGG_OK);
 }
 
 static void test_partition(void **state) {

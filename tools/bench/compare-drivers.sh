@@ -25,6 +25,9 @@
 #     --h5bench PATH     also run h5bench itself (h5bench_write built by hand, see
 #                        h5bench-configs/README.md) on plain MPI-IO and through the tagg VOL; the
 #                        h5b-* cases run its write patterns in tagg-bench on every variant
+#     --calibrate        first run tagg-calibrate on DIR (its write and read cost by request
+#                        size) and give the tier file to tagg-shared and tagg-subfiles
+#                        (tiers=OUT/target.tiers): the model then decides on measured figures
 #     --list             print the cases and exit
 #     --summary OUT      print the summary of an earlier run again, from OUT
 # Exit status: 0 when every available variant of every case read back what it
@@ -35,7 +38,7 @@
 # the pure software overhead, no storage).
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD=$REPO/build OUT= LABEL= NP=2 REPS=5 SCALE=full CASES=all CACHE=drop H5BW= LIST=0 DIR= VARIANTS=
+BUILD=$REPO/build OUT= LABEL= NP=2 REPS=5 SCALE=full CASES=all CACHE=drop H5BW= LIST=0 DIR= VARIANTS= CALIBRATE=0
 die() { echo "compare-drivers: $*" >&2; exit 2; }
 # The summary table of a run directory (summary.csv, dd.csv, run.env), also
 # printed again by --summary OUT. Bandwidths with 3 significant digits.
@@ -71,6 +74,7 @@ while [ $# -gt 0 ]; do
     --read-cache) CACHE=${2:?}; shift 2 ;;
     --h5bench) H5BW=${2:?}; shift 2 ;;
     --variants) VARIANTS=${2:?}; shift 2 ;;
+    --calibrate) CALIBRATE=1; shift ;;
     --list) LIST=1; shift ;;
     --summary) print_summary "${2:?}"; exit $? ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -129,6 +133,19 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 log=$OUT/run.log
 : > "$log"
 say() { echo "$*" | tee -a "$log"; }
+
+# ------------------------------------------------------------------ calibration (--calibrate)
+TIERS=
+if [ "$CALIBRATE" = 1 ]; then
+  say "compare-drivers: tagg-calibrate on $DIR (its tier file goes to tagg-shared and tagg-subfiles)"
+  if "$MPIEXEC" -n "$NP" "$BUILD/tools/tagg-calibrate/tagg-calibrate" --quick --target-dir "$DIR" -o "$OUT/target.tiers" \
+       > "$OUT/calibrate.log" 2>&1; then
+    TIERS=$OUT/target.tiers
+    grep request "$TIERS" | sed 's/^/    /' | tee -a "$log"
+  else
+    say "compare-drivers: tagg-calibrate failed (see $OUT/calibrate.log)"; exit 1
+  fi
+fi
 
 # ------------------------------------------------------------------ dd: the large-request limit
 # 4 MiB requests with O_DIRECT (no page cache on either side); write with
@@ -202,11 +219,12 @@ while IFS='|' read -r name what full tiny; do
   # shellcheck disable=SC2206
   argv=($args)
   [ -z "$VARIANTS" ] || argv+=(--variants "$VARIANTS")
+  [ -z "$TIERS" ] || argv+=(--tagg-config "layout=shared;tiers=$TIERS")
   lb=$(load)
   say ""
   say "==> $name: $what"
   say "    load average before: $lb"
-  say "    $MPIEXEC -n $NP tagg-bench $args --reps $REPS --fsync --read-cache $CACHE --dir $DIR"
+  say "    $MPIEXEC -n $NP tagg-bench ${argv[*]} --reps $REPS --fsync --read-cache $CACHE --dir $DIR"
   "$MPIEXEC" -n "$NP" "$BENCH" "${argv[@]}" --reps "$REPS" --fsync --read-cache "$CACHE" --dir "$DIR" \
     --csv "$OUT/$name.csv" < /dev/null > "$OUT/$name.txt" 2> "$OUT/$name.err"
   rc=$?

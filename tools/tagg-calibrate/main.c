@@ -274,6 +274,73 @@ static int measure_requests(const opts_t *o, double *lat, double *bw, char *why,
     return 0;
 }
 
+/* The same for reads (the 'read_request' lines): a file of `total` bytes
+ * written once (and fsync'ed), then for each size the page cache is emptied
+ * (as root: drop_caches; otherwise posix_fadvise(DONTNEED) on the file, which a file
+ * server's own cache does not obey: *how says which) and the file is read in
+ * requests of that size at consecutive offsets; t(s) = time per request. */
+static int evict(int fd, const char **how)
+{
+    FILE *f = fopen("/proc/sys/vm/drop_caches", "w");
+    if (f && fputs("3\n", f) >= 0 && fclose(f) == 0) {
+        *how = "page cache dropped";
+        return 0;
+    }
+    if (f)
+        fclose(f);
+    *how = "posix_fadvise(DONTNEED): a server's cache may still serve reads";
+    return posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0 ? 0 : -1;
+}
+
+static int measure_read_requests(const opts_t *o, double *lat, double *bw, const char **how, char *why, size_t wlen)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tagg-calibrate-rreq-%ld.tmp", o->target_dir, (long)getpid());
+    size_t total = o->quick ? (8u << 20) : (32u << 20);
+    int    fd    = open(path, O_CREAT | O_TRUNC | O_RDWR | O_NOFOLLOW, 0600);
+    char  *buf   = malloc(4 << 20);
+    double t[NSIZES];
+    int    rc = 0;
+    if (fd < 0 || !buf) {
+        snprintf(why, wlen, "cannot write in %s: %s", o->target_dir, strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0) {
+        memset(buf, 0x5a, 4 << 20);
+        for (size_t off = 0; off < total && rc == 0; off += 4u << 20)
+            if (pwrite(fd, buf, 4u << 20, (off_t)off) != (ssize_t)(4u << 20))
+                rc = -1;
+        if (rc == 0 && fsync(fd) < 0)
+            rc = -1;
+    }
+    for (int k = 0; k < NSIZES && rc == 0; k++) {
+        size_t s = req_sizes[k], n = total / s;
+        if (evict(fd, how) < 0)
+            rc = -1;
+        double t0 = now();
+        for (size_t i = 0; i < n && rc == 0; i++)
+            if (pread(fd, buf, s, (off_t)(i * s)) != (ssize_t)s)
+                rc = -1;
+        t[k] = (now() - t0) / (double)n;
+    }
+    if (fd >= 0)
+        close(fd), unlink(path);
+    free(buf);
+    if (rc < 0) {
+        if (!why[0])
+            snprintf(why, wlen, "reading in %s failed", o->target_dir);
+        return -1;
+    }
+    double B = (double)req_sizes[NSIZES - 1] / t[NSIZES - 1];
+    for (int k = 0; k < NSIZES; k++) {
+        bw[k]  = B;
+        lat[k] = t[k] - (double)req_sizes[k] / B;
+        if (lat[k] < 1e-9)
+            lat[k] = 1e-9;
+    }
+    return 0;
+}
+
 /* Ping-pong between rank 0 and `peer` (all ranks call). */
 /* The stripe codecs (codec.h) on this node, one core: compression and
  * decompression rate (logical bytes per second) and the stored/logical ratio
@@ -416,10 +483,11 @@ int main(int argc, char **argv)
 
     tagg_tiers_t tiers;
     memset(&tiers, 0, sizeof tiers);
-    int    rc = 0, have_req = 0, ncodec = 0;
+    int    rc = 0, have_req = 0, have_rreq = 0, ncodec = 0;
     const char *cname[NCODECS];
     double      ccomp[NCODECS], cdecomp[NCODECS], cratio[NCODECS];
-    double req_lat[NSIZES], req_bw[NSIZES];
+    double req_lat[NSIZES], req_bw[NSIZES], rreq_lat[NSIZES], rreq_bw[NSIZES];
+    const char *rreq_how = "";
     if (rank_ == 0) {
         const tagg_tier_ops_t *mem[] = {&tagg_tier_hbm, &tagg_tier_dram, &tagg_tier_nvr};
         for (int i = 0; i < 3 && rc == 0; i++) {
@@ -454,7 +522,7 @@ int main(int argc, char **argv)
             }
             else {
                 progress("target FS: latency %.3g s, bandwidth %.3g GB/s", t.latency, t.bandwidth / 1e9);
-                progress("target file system: measuring requests of 4 KiB, 64 KiB, 1 MiB, 4 MiB");
+                progress("target file system: measuring writes and reads of 4 KiB, 64 KiB, 1 MiB, 4 MiB");
                 if (measure_requests(&o, req_lat, req_bw, why, sizeof why) < 0)
                     progress("target requests: FAILED: %s", why);
                 else {
@@ -463,6 +531,15 @@ int main(int argc, char **argv)
                         progress("target request of %zu bytes: %.3g s (latency %.3g s + size / %.3g GB/s)",
                                  req_sizes[k], req_lat[k] + (double)req_sizes[k] / req_bw[k], req_lat[k],
                                  req_bw[k] / 1e9);
+                }
+                if (measure_read_requests(&o, rreq_lat, rreq_bw, &rreq_how, why, sizeof why) < 0)
+                    progress("target read requests: FAILED: %s", why);
+                else {
+                    have_rreq = 1;
+                    for (int k = 0; k < NSIZES; k++)
+                        progress("target read of %zu bytes: %.3g s (latency %.3g s + size / %.3g GB/s; %s)",
+                                 req_sizes[k], rreq_lat[k] + (double)req_sizes[k] / rreq_bw[k], rreq_lat[k],
+                                 rreq_bw[k] / 1e9, rreq_how);
                 }
                 tiers.target               = tiers.ntiers;
                 tiers.tier[tiers.ntiers++] = t;
@@ -527,6 +604,12 @@ int main(int argc, char **argv)
                 fprintf(out, "# the target's cost of one request by size (write + fsync amortised): direct access or aggregation\n");
                 for (int k = 0; k < NSIZES; k++)
                     fprintf(out, "request %zu latency=%gs bandwidth=%gB/s\n", req_sizes[k], req_lat[k], req_bw[k]);
+            }
+            if (have_rreq) {
+                fprintf(out, "# the target's cost of one read by size (%s)\n", rreq_how);
+                for (int k = 0; k < NSIZES; k++)
+                    fprintf(out, "read_request %zu latency=%gs bandwidth=%gB/s\n", req_sizes[k], rreq_lat[k],
+                            rreq_bw[k]);
             }
             if (ncodec)
                 fprintf(out, "# stripe codecs (compression=auto): rates of one core on HACC-like data, 4 MiB stripes\n");

@@ -59,9 +59,12 @@ typedef struct tagg_fs_perf {
 } tagg_fs_perf_t;
 
 /* The 'request SIZE latency=T bandwidth=R' lines of a tier file (written by
- * tagg-calibrate); none: fs->n == 0. Errors name file, line, field. */
+ * tagg-calibrate: writes); none: fs->n == 0. Errors name file, line, field.
+ * The _read_ ones take the 'read_request' lines (reads of that size). */
 int tagg_fs_perf_load(const char *path, tagg_fs_perf_t *fs, tagg_err_t *err);
 int tagg_fs_perf_parse(const char *text, const char *name, tagg_fs_perf_t *fs, tagg_err_t *err);
+int tagg_fs_read_perf_load(const char *path, tagg_fs_perf_t *fs, tagg_err_t *err);
+int tagg_fs_read_perf_parse(const char *text, const char *name, tagg_fs_perf_t *fs, tagg_err_t *err);
 
 /* Seconds for one request of `size` bytes. */
 double tagg_fs_request_time(const tagg_fs_perf_t *fs, const tagg_tiers_t *tiers, uint64_t size);

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static int parse(tagg_lines_t *L, tagg_codec_perf_t *cp, tagg_err_t *err) {
+static int parse(tagg_lines_t *L, void *ctx, tagg_err_t *err) {
+  tagg_codec_perf_t *cp = ctx;
   memset(cp, 0, sizeof *cp);
   int n;
   while ((n = tagg_lines_next(L)) > 0) {
@@ -35,21 +36,11 @@ static int parse(tagg_lines_t *L, tagg_codec_perf_t *cp, tagg_err_t *err) {
 }
 
 int tagg_codec_perf_parse(const char *text, const char *name, tagg_codec_perf_t *cp, tagg_err_t *err) {
-  tagg_lines_t L;
-  int rc = tagg_lines_open_text(&L, text, name ? name : "<string>", err);
-  if (rc) return rc;
-  rc = parse(&L, cp, err);
-  tagg_lines_close(&L);
-  return rc;
+  return tagg_lines_parse_text(text, name, parse, cp, err);
 }
 
 int tagg_codec_perf_load(const char *path, tagg_codec_perf_t *cp, tagg_err_t *err) {
-  tagg_lines_t L;
-  int rc = tagg_lines_open_file(&L, path, err);
-  if (rc) return rc;
-  rc = parse(&L, cp, err);
-  tagg_lines_close(&L);
-  return rc;
+  return tagg_lines_parse_file(path, parse, cp, err);
 }
 
 int tagg_compress_pays(const tagg_codec_perf_t *cp, int i, const tagg_fs_perf_t *fs, const tagg_tiers_t *tiers,

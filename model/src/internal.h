@@ -72,6 +72,11 @@ int tagg_lines_open_text(tagg_lines_t *L, const char *text, const char *name, ta
  * Returns token count, 0 at end of input, TAGG_ENOMEM on failure. */
 int tagg_lines_next(tagg_lines_t *L);
 void tagg_lines_close(tagg_lines_t *L);
+/* Open text (name: for messages; NULL: "<string>") or a file, run fn over
+ * its lines, close: the one wrapper of every text format's parse and load. */
+typedef int (*tagg_lines_fn)(tagg_lines_t *L, void *ctx, tagg_err_t *err);
+int tagg_lines_parse_text(const char *text, const char *name, tagg_lines_fn fn, void *ctx, tagg_err_t *err);
+int tagg_lines_parse_file(const char *path, tagg_lines_fn fn, void *ctx, tagg_err_t *err);
 /* Strict integer parse with range; returns 0 on success. */
 int tagg_parse_int(const char *s, long lo, long hi, long *out);
 int tagg_strcaseeq(const char *a, const char *b);

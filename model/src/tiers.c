@@ -132,7 +132,8 @@ static int parse_tier_line(tagg_lines_t *L, int n, tagg_tiers_t *t, int *src_lin
   return TAGG_OK;
 }
 
-static int parse_lines(tagg_lines_t *L, tagg_tiers_t *t, tagg_err_t *err) {
+static int parse_lines(tagg_lines_t *L, void *ctx, tagg_err_t *err) {
+  tagg_tiers_t *t = ctx;
   memset(t, 0, sizeof *t);
   t->source = t->target = -1;
   int n = tagg_lines_next(L), src_line = 0, tgt_line = 0;
@@ -169,21 +170,11 @@ static int parse_lines(tagg_lines_t *L, tagg_tiers_t *t, tagg_err_t *err) {
 }
 
 int tagg_tiers_parse(const char *text, const char *name, tagg_tiers_t *t, tagg_err_t *err) {
-  tagg_lines_t L;
-  int rc = tagg_lines_open_text(&L, text, name ? name : "<string>", err);
-  if (rc) return rc;
-  rc = parse_lines(&L, t, err);
-  tagg_lines_close(&L);
-  return rc;
+  return tagg_lines_parse_text(text, name, parse_lines, t, err);
 }
 
 int tagg_tiers_load(const char *path, tagg_tiers_t *t, tagg_err_t *err) {
-  tagg_lines_t L;
-  int rc = tagg_lines_open_file(&L, path, err);
-  if (rc) return rc;
-  rc = parse_lines(&L, t, err);
-  tagg_lines_close(&L);
-  return rc;
+  return tagg_lines_parse_file(path, parse_lines, t, err);
 }
 
 static void print_size(FILE *out, double v, const char *unit) {
@@ -209,7 +200,14 @@ void tagg_tiers_print(const tagg_tiers_t *t, FILE *out) {
  * writes them): one write of SIZE bytes to the target file system took
  * latency T plus SIZE / R; 'read_request' lines the same for reads. Other
  * lines are the tiers' (parse_lines). */
-static int parse_fs(tagg_lines_t *L, const char *key, tagg_fs_perf_t *fs, tagg_err_t *err) {
+typedef struct {
+  const char *key; /* "request" or "read_request" */
+  tagg_fs_perf_t *fs;
+} fs_ctx_t;
+
+static int parse_fs(tagg_lines_t *L, void *ctx, tagg_err_t *err) {
+  const char *key = ((fs_ctx_t *)ctx)->key;
+  tagg_fs_perf_t *fs = ((fs_ctx_t *)ctx)->fs;
   memset(fs, 0, sizeof *fs);
   int n;
   while ((n = tagg_lines_next(L)) > 0) {
@@ -238,36 +236,18 @@ static int parse_fs(tagg_lines_t *L, const char *key, tagg_fs_perf_t *fs, tagg_e
   return TAGG_OK;
 }
 
-static int fs_parse(const char *text, const char *name, const char *key, tagg_fs_perf_t *fs, tagg_err_t *err) {
-  tagg_lines_t L;
-  int rc = tagg_lines_open_text(&L, text, name ? name : "<string>", err);
-  if (rc) return rc;
-  rc = parse_fs(&L, key, fs, err);
-  tagg_lines_close(&L);
-  return rc;
-}
-
-static int fs_load(const char *path, const char *key, tagg_fs_perf_t *fs, tagg_err_t *err) {
-  tagg_lines_t L;
-  int rc = tagg_lines_open_file(&L, path, err);
-  if (rc) return rc;
-  rc = parse_fs(&L, key, fs, err);
-  tagg_lines_close(&L);
-  return rc;
-}
-
 int tagg_fs_perf_parse(const char *text, const char *name, tagg_fs_perf_t *fs, tagg_err_t *err) {
-  return fs_parse(text, name, "request", fs, err);
+  return tagg_lines_parse_text(text, name, parse_fs, &(fs_ctx_t){"request", fs}, err);
 }
 
 int tagg_fs_perf_load(const char *path, tagg_fs_perf_t *fs, tagg_err_t *err) {
-  return fs_load(path, "request", fs, err);
+  return tagg_lines_parse_file(path, parse_fs, &(fs_ctx_t){"request", fs}, err);
 }
 
 int tagg_fs_read_perf_parse(const char *text, const char *name, tagg_fs_perf_t *fs, tagg_err_t *err) {
-  return fs_parse(text, name, "read_request", fs, err);
+  return tagg_lines_parse_text(text, name, parse_fs, &(fs_ctx_t){"read_request", fs}, err);
 }
 
 int tagg_fs_read_perf_load(const char *path, tagg_fs_perf_t *fs, tagg_err_t *err) {
-  return fs_load(path, "read_request", fs, err);
+  return tagg_lines_parse_file(path, parse_fs, &(fs_ctx_t){"read_request", fs}, err);
 }

@@ -272,7 +272,8 @@ static int build(pstate_t *P, tagg_topology_t *t, tagg_err_t *err) {
   return rc;
 }
 
-static int parse_lines(tagg_lines_t *L, tagg_topology_t **out, tagg_err_t *err) {
+static int parse_lines(tagg_lines_t *L, void *ctx, tagg_err_t *err) {
+  tagg_topology_t **out = ctx;
   pstate_t PS, *P = &PS;
   memset(P, 0, sizeof *P);
   P->file = L->name;
@@ -301,21 +302,11 @@ static int parse_lines(tagg_lines_t *L, tagg_topology_t **out, tagg_err_t *err) 
 }
 
 int tagg_topology_parse(const char *text, const char *name, tagg_topology_t **out, tagg_err_t *err) {
-  tagg_lines_t L;
   *out = NULL;
-  int rc = tagg_lines_open_text(&L, text, name ? name : "<string>", err);
-  if (rc) return rc;
-  rc = parse_lines(&L, out, err);
-  tagg_lines_close(&L);
-  return rc;
+  return tagg_lines_parse_text(text, name, parse_lines, out, err);
 }
 
 int tagg_topology_load(const char *path, tagg_topology_t **out, tagg_err_t *err) {
-  tagg_lines_t L;
   *out = NULL;
-  int rc = tagg_lines_open_file(&L, path, err);
-  if (rc) return rc;
-  rc = parse_lines(&L, out, err);
-  tagg_lines_close(&L);
-  return rc;
+  return tagg_lines_parse_file(path, parse_lines, out, err);
 }

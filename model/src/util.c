@@ -114,6 +114,24 @@ void tagg_lines_close(tagg_lines_t *L) {
   memset(L, 0, sizeof *L);
 }
 
+int tagg_lines_parse_text(const char *text, const char *name, tagg_lines_fn fn, void *ctx, tagg_err_t *err) {
+  tagg_lines_t L;
+  int rc = tagg_lines_open_text(&L, text, name ? name : "<string>", err);
+  if (rc) return rc;
+  rc = fn(&L, ctx, err);
+  tagg_lines_close(&L);
+  return rc;
+}
+
+int tagg_lines_parse_file(const char *path, tagg_lines_fn fn, void *ctx, tagg_err_t *err) {
+  tagg_lines_t L;
+  int rc = tagg_lines_open_file(&L, path, err);
+  if (rc) return rc;
+  rc = fn(&L, ctx, err);
+  tagg_lines_close(&L);
+  return rc;
+}
+
 /* ---- numbers -------------------------------------------------------------- */
 
 int tagg_parse_int(const char *s, long lo, long hi, long *out) {

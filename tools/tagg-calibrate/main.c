@@ -230,19 +230,55 @@ static int measure_target(const opts_t *o, tagg_tier_t *t, char *why, size_t wle
 #define NSIZES 4
 static const size_t req_sizes[NSIZES] = {4096, 65536, 1 << 20, 4 << 20};
 
+/* Start of a request measurement: a new file of this process in the target
+ * directory (no symlink followed), a 4 MiB buffer. The fd, or -1 with why. */
+static int requests_begin(const opts_t *o, const char *tag, char *path, size_t plen, char **buf, char *why,
+                          size_t wlen)
+{
+    snprintf(path, plen, "%s/tagg-calibrate-%s-%ld.tmp", o->target_dir, tag, (long)getpid());
+    int fd = open(path, O_CREAT | O_TRUNC | O_RDWR | O_NOFOLLOW, 0600);
+    *buf   = malloc(4 << 20);
+    if (fd < 0 || !*buf) {
+        snprintf(why, wlen, "cannot write in %s: %s", o->target_dir, fd < 0 ? strerror(errno) : "out of memory");
+        if (fd >= 0)
+            close(fd), unlink(path);
+        free(*buf);
+        *buf = NULL;
+        return -1;
+    }
+    return fd;
+}
+
+/* End of a request measurement: removes the file; on success, times per
+ * request t[] become latency = t(s) - s / B and bandwidth = B, with B the
+ * bandwidth of the largest size. */
+static int requests_done(int fd, const char *path, char *buf, int rc, const double *t, double *lat, double *bw,
+                         const char *doing, const char *dir, char *why, size_t wlen)
+{
+    if (fd >= 0)
+        close(fd), unlink(path);
+    free(buf);
+    if (rc < 0) {
+        if (!why[0])
+            snprintf(why, wlen, "%s in %s failed", doing, dir);
+        return -1;
+    }
+    double B = (double)req_sizes[NSIZES - 1] / t[NSIZES - 1];
+    for (int k = 0; k < NSIZES; k++) {
+        bw[k]  = B;
+        lat[k] = t[k] - (double)req_sizes[k] / B;
+        if (lat[k] < 1e-9)
+            lat[k] = 1e-9;
+    }
+    return 0;
+}
+
 static int measure_requests(const opts_t *o, double *lat, double *bw, char *why, size_t wlen)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tagg-calibrate-req-%ld.tmp", o->target_dir, (long)getpid());
+    char   path[4096], *buf;
     size_t total = o->quick ? (8u << 20) : (32u << 20);
-    int    fd    = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
-    char  *buf   = malloc(4 << 20);
     double t[NSIZES];
-    int    rc = 0;
-    if (fd < 0 || !buf) {
-        snprintf(why, wlen, "cannot write in %s: %s", o->target_dir, strerror(errno));
-        rc = -1;
-    }
+    int    fd = requests_begin(o, "req", path, sizeof path, &buf, why, wlen), rc = fd < 0 ? -1 : 0;
     for (int k = 0; k < NSIZES && rc == 0; k++) {
         size_t s = req_sizes[k], n = total / s;
         memset(buf, k + 1, 4 << 20);
@@ -256,22 +292,7 @@ static int measure_requests(const opts_t *o, double *lat, double *bw, char *why,
         if (ftruncate(fd, 0) < 0)
             rc = -1;
     }
-    if (fd >= 0)
-        close(fd), unlink(path);
-    free(buf);
-    if (rc < 0) {
-        if (!why[0])
-            snprintf(why, wlen, "writing in %s failed", o->target_dir);
-        return -1;
-    }
-    double B = (double)req_sizes[NSIZES - 1] / t[NSIZES - 1];
-    for (int k = 0; k < NSIZES; k++) {
-        bw[k]  = B;
-        lat[k] = t[k] - (double)req_sizes[k] / B;
-        if (lat[k] < 1e-9)
-            lat[k] = 1e-9;
-    }
-    return 0;
+    return requests_done(fd, path, buf, rc, t, lat, bw, "writing", o->target_dir, why, wlen);
 }
 
 /* The same for reads (the 'read_request' lines): a file of `total` bytes
@@ -294,17 +315,10 @@ static int evict(int fd, const char **how)
 
 static int measure_read_requests(const opts_t *o, double *lat, double *bw, const char **how, char *why, size_t wlen)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tagg-calibrate-rreq-%ld.tmp", o->target_dir, (long)getpid());
+    char   path[4096], *buf;
     size_t total = o->quick ? (8u << 20) : (32u << 20);
-    int    fd    = open(path, O_CREAT | O_TRUNC | O_RDWR | O_NOFOLLOW, 0600);
-    char  *buf   = malloc(4 << 20);
     double t[NSIZES];
-    int    rc = 0;
-    if (fd < 0 || !buf) {
-        snprintf(why, wlen, "cannot write in %s: %s", o->target_dir, strerror(errno));
-        rc = -1;
-    }
+    int    fd = requests_begin(o, "rreq", path, sizeof path, &buf, why, wlen), rc = fd < 0 ? -1 : 0;
     if (rc == 0) {
         memset(buf, 0x5a, 4 << 20);
         for (size_t off = 0; off < total && rc == 0; off += 4u << 20)
@@ -323,22 +337,7 @@ static int measure_read_requests(const opts_t *o, double *lat, double *bw, const
                 rc = -1;
         t[k] = (now() - t0) / (double)n;
     }
-    if (fd >= 0)
-        close(fd), unlink(path);
-    free(buf);
-    if (rc < 0) {
-        if (!why[0])
-            snprintf(why, wlen, "reading in %s failed", o->target_dir);
-        return -1;
-    }
-    double B = (double)req_sizes[NSIZES - 1] / t[NSIZES - 1];
-    for (int k = 0; k < NSIZES; k++) {
-        bw[k]  = B;
-        lat[k] = t[k] - (double)req_sizes[k] / B;
-        if (lat[k] < 1e-9)
-            lat[k] = 1e-9;
-    }
-    return 0;
+    return requests_done(fd, path, buf, rc, t, lat, bw, "reading", o->target_dir, why, wlen);
 }
 
 /* Ping-pong between rank 0 and `peer` (all ranks call). */

@@ -27,6 +27,7 @@
  *      transfer with the reason. None of its data has moved yet. */
 #include "engine.h"
 #include "error.h"
+#include "mpi_wait.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,7 +321,7 @@ int tagg_engine_buffers(tagg_file_t *f, tagg_engine_t *e, tagg_engine_node_t *no
                 break;
             /* Out of space on some node: that node leaves the tier out, all choose and try again. */
             int *all = malloc((size_t)f->size * sizeof *all), any = 0;
-            int  code = all ? MPI_Allgather(&enospc, 1, MPI_INT, all, 1, MPI_INT, f->comm) : MPI_ERR_NO_MEM;
+            int  code = all ? tagg_mpi_allgather(&enospc, 1, MPI_INT, all, 1, MPI_INT, f->comm) : MPI_ERR_NO_MEM;
             if (tagg_agree(f->comm, code == MPI_SUCCESS ? 0 : -1, "choosing the aggregation tier again") < 0) {
                 free(all);
                 break;

@@ -76,3 +76,39 @@ int tagg_mpi_alltoallv(const void *in, const int *sc, const int *sd, MPI_Datatyp
     int         code = MPI_Ialltoallv(in, sc, sd, t, out, rc, rd, u, comm, &req);
     return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
 }
+
+int tagg_mpi_bcast(void *buf, int n, MPI_Datatype t, int root, MPI_Comm comm)
+{
+    MPI_Request req;
+    int         code = MPI_Ibcast(buf, n, t, root, comm, &req);
+    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+}
+
+int tagg_mpi_barrier(MPI_Comm comm)
+{
+    MPI_Request req;
+    int         code = MPI_Ibarrier(comm, &req);
+    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+}
+
+int tagg_mpi_gather(const void *in, int n, MPI_Datatype t, void *out, int m, MPI_Datatype u, int root, MPI_Comm comm)
+{
+    MPI_Request req;
+    int         code = MPI_Igather(in, n, t, out, m, u, root, comm, &req);
+    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+}
+
+int tagg_mpi_gatherv(const void *in, int n, MPI_Datatype t, void *out, const int *rc, const int *rd, MPI_Datatype u,
+                     int root, MPI_Comm comm)
+{
+    MPI_Request req;
+    int         code = MPI_Igatherv(in, n, t, out, rc, rd, u, root, comm, &req);
+    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+}
+
+int tagg_mpi_reduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
+{
+    MPI_Request req;
+    int         code = MPI_Ireduce(in, out, count, type, op, root, comm, &req);
+    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+}

@@ -13,10 +13,17 @@ int tagg_mpi_wait(MPI_Request *req, MPI_Status *st);
 /* MPI_Allreduce through MPI_Iallreduce + tagg_mpi_wait. */
 int tagg_mpi_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 
-/* The same for MPI_Allgather, MPI_Alltoall and MPI_Alltoallv. */
+/* The same for MPI_Allgather, MPI_Alltoall, MPI_Alltoallv, MPI_Bcast,
+ * MPI_Barrier, MPI_Gather, MPI_Gatherv and MPI_Reduce. */
 int tagg_mpi_allgather(const void *in, int n, MPI_Datatype t, void *out, int m, MPI_Datatype u, MPI_Comm comm);
 int tagg_mpi_alltoall(const void *in, int n, MPI_Datatype t, void *out, int m, MPI_Datatype u, MPI_Comm comm);
 int tagg_mpi_alltoallv(const void *in, const int *sc, const int *sd, MPI_Datatype t, void *out, const int *rc,
                        const int *rd, MPI_Datatype u, MPI_Comm comm);
+int tagg_mpi_bcast(void *buf, int n, MPI_Datatype t, int root, MPI_Comm comm);
+int tagg_mpi_barrier(MPI_Comm comm);
+int tagg_mpi_gather(const void *in, int n, MPI_Datatype t, void *out, int m, MPI_Datatype u, int root, MPI_Comm comm);
+int tagg_mpi_gatherv(const void *in, int n, MPI_Datatype t, void *out, const int *rc, const int *rd, MPI_Datatype u,
+                     int root, MPI_Comm comm);
+int tagg_mpi_reduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
 
 #endif

@@ -2,6 +2,7 @@
  * so the file is an ordinary HDF5 file any driver can read. */
 #include "error.h"
 #include "io.h"
+#include "mpi_wait.h"
 #include "store.h"
 
 #include <pthread.h>
@@ -197,7 +198,7 @@ static int shared_del(const char *path, MPI_Comm comm, MPI_Info info, const tagg
     int rank, rc = 0;
     (void)cfg;
     MPI_Comm_rank(comm, &rank);
-    MPI_Barrier(comm);
+    tagg_mpi_barrier(comm);
     if (rank == 0) {
         int code = MPI_File_delete(path, info);
         if (code != MPI_SUCCESS) {

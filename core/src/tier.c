@@ -1,6 +1,7 @@
 /* The tier registry and the collective memAlloc / memFree of tier.h. */
 #include "tier.h"
 #include "error.h"
+#include "mpi_wait.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ int tagg_tier_alloc(const tagg_tier_ops_t *ops, const tagg_config_t *cfg, MPI_Co
     rc = ops->mem_alloc(b, cfg, size, &enospc);
     /* in[0]: someone failed; in[1]: someone brought its own memory */
     int in[2] = {rc < 0, rc == 0 && b->base != NULL}, out[2];
-    code = MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm);
+    code = tagg_mpi_allreduce(in, out, 2, MPI_INT, MPI_MAX, comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (memAlloc agreement)", code);
         out[0] = 1;
@@ -76,7 +77,7 @@ int tagg_tier_alloc(const tagg_tier_ops_t *ops, const tagg_config_t *cfg, MPI_Co
             b->mpi_mem = 1;
         }
         in[0] = rc < 0;
-        if (MPI_Allreduce(in, out, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS || out[0]) {
+        if (tagg_mpi_allreduce(in, out, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS || out[0]) {
             if (!in[0])
                 TAGG_ERR(TAGG_E_IO, "allocating the aggregation buffers failed on another rank");
             if (b->mpi_mem && b->base)

@@ -106,6 +106,10 @@ int tagg_tier_no_persist(tagg_tier_buf_t *b);
  * capacity = the node's available memory. */
 int      tagg_tier_always_available(const tagg_config_t *cfg, char *reason, size_t len);
 uint64_t tagg_tier_memory_capacity(const tagg_config_t *cfg);
+/* Their buffers: page-aligned heap memory (failure: *enospc, the model's next
+ * tier may do; the message names the tier). */
+int  tagg_tier_heap_alloc(tagg_tier_buf_t *b, const char *tier, size_t size, int *enospc);
+void tagg_tier_heap_free(tagg_tier_buf_t *b);
 
 /* The node-local directory of the NVR tier: cfg->nvr_dir, else $TMPDIR, else
  * /tmp. Shared with the layers that keep data on the node-local SSD. */

@@ -6,6 +6,7 @@
 #include "tier.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 uint64_t tagg_tier_free_memory(void)
@@ -75,3 +76,21 @@ uint64_t tagg_tier_memory_capacity(const tagg_config_t *cfg)
     return tagg_tier_free_memory();
 }
 
+
+int tagg_tier_heap_alloc(tagg_tier_buf_t *b, const char *tier, size_t size, int *enospc)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, size ? size : 1) != 0) {
+        *enospc = 1;
+        TAGG_ERR(TAGG_E_NOMEM, "tier %s: cannot allocate %zu bytes of aggregation buffers", tier, size);
+        return -1;
+    }
+    b->base = p;
+    return 0;
+}
+
+void tagg_tier_heap_free(tagg_tier_buf_t *b)
+{
+    free(b->base);
+    b->base = NULL;
+}

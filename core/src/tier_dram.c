@@ -5,27 +5,12 @@
  * segment) and MPI_Alloc_mem + MPI_Win_create 0.6-35 ms, and 1024 puts of 4 KiB
  * complete as fast or faster. */
 #include "tier.h"
-#include "error.h"
 
-#include <stdlib.h>
 
 static int mem_alloc(tagg_tier_buf_t *b, const tagg_config_t *cfg, size_t size, int *enospc)
 {
     (void)cfg;
-    void *p = NULL;
-    if (posix_memalign(&p, 4096, size ? size : 1) != 0) {
-        *enospc = 1; /* out of memory: the model's next tier may do */
-        TAGG_ERR(TAGG_E_NOMEM, "tier DRAM: cannot allocate %zu bytes of aggregation buffers", size);
-        return -1;
-    }
-    b->base = p;
-    return 0;
-}
-
-static void mem_free(tagg_tier_buf_t *b)
-{
-    free(b->base);
-    b->base = NULL;
+    return tagg_tier_heap_alloc(b, "DRAM", size, enospc);
 }
 
 static double latency(void) { return 100e-9; }
@@ -38,7 +23,7 @@ const tagg_tier_ops_t tagg_tier_dram = {
     .available   = tagg_tier_always_available,
     .capacity    = tagg_tier_memory_capacity,
     .mem_alloc   = mem_alloc,
-    .mem_free    = mem_free,
+    .mem_free    = tagg_tier_heap_free,
     .write       = tagg_tier_rma_write,
     .read        = tagg_tier_rma_read,
     .flush       = tagg_tier_rma_flush,

@@ -8,7 +8,6 @@
 #include "error.h"
 #include "fault.h"
 
-#include <stdlib.h>
 
 static int mem_alloc(tagg_tier_buf_t *b, const tagg_config_t *cfg, size_t size, int *enospc)
 {
@@ -18,20 +17,7 @@ static int mem_alloc(tagg_tier_buf_t *b, const tagg_config_t *cfg, size_t size, 
         TAGG_ERR(TAGG_E_IO, "tier TEST: no space left for %zu bytes (injected by TAGG_FAULT)", size);
         return -1;
     }
-    void *p = NULL;
-    if (posix_memalign(&p, 4096, size ? size : 1) != 0) {
-        *enospc = 1;
-        TAGG_ERR(TAGG_E_NOMEM, "tier TEST: out of memory for %zu bytes", size);
-        return -1;
-    }
-    b->base = p;
-    return 0;
-}
-
-static void mem_free(tagg_tier_buf_t *b)
-{
-    free(b->base);
-    b->base = NULL;
+    return tagg_tier_heap_alloc(b, "TEST", size, enospc);
 }
 
 static int write_(tagg_tier_buf_t *b, const void *src, size_t len, size_t off, int target)
@@ -64,7 +50,7 @@ const tagg_tier_ops_t tagg_tier_test = {
     .available   = tagg_tier_always_available,
     .capacity    = tagg_tier_memory_capacity,
     .mem_alloc   = mem_alloc,
-    .mem_free    = mem_free,
+    .mem_free    = tagg_tier_heap_free,
     .write       = write_,
     .read        = read_,
     .flush       = tagg_tier_rma_flush,

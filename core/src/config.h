@@ -180,7 +180,7 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "and the CRC-64 of the logical bytes; reading through tagg or tagg-fuse decompresses. Partial stripes " \
       "(HDF5 metadata, small writes) are stored raw (README: Compression). auto = blosc-lz4 where the " \
       "codec's throughput measured by `tagg-calibrate` (the `tiers` file) beats the file system's " \
-      "bandwidth, else none. Used for the stripes written in this open. Refused with async=1 for now")                                 \
+      "bandwidth, else none. Used for the stripes written in this open")                                 \
     X(compression_level, INT, int, NULL, "1", 1, 19, NULL,                                                \
       "compression: the codec's level: zstd 1..19, blosc 1..9 (higher values are taken as 9), lz4 its "   \
       "acceleration (higher is faster, compresses less)")                                                 \

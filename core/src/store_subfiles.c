@@ -451,6 +451,7 @@ static int sub_open(tagg_file_t *f, unsigned flags)
         TAGG_ERR_MPI("MPI_Bcast (compression)", code), rc = -1;
     if (rc == 0 && zsetup(f, s, enc) < 0)
         rc = -1;
+    f->comp_codec = rc == 0 ? enc : 0; /* the summary names it (compression=auto) */
     if (tagg_agree(f->comm, rc, "opening the subfiles") < 0) {
         free(names);
         sub_free(s);

@@ -255,7 +255,8 @@ static int zread(tagg_file_t *f, int fd, uint32_t k, uint64_t j, uint64_t local,
             return TAGG_ERR(TAGG_E_NOMEM, "out of memory (decompression buffers)"), -1;
         if (s->zj != j + 1) {
             s->zj = 0;
-            rc    = tagg_sfz_load_form(fd, base, (size_t)S, limit, r->form, r->crc, s->zbuf, s->zbuf + S, err, sizeof err);
+            rc    = tagg_sfz_load_form(fd, base, (size_t)S, limit, r->form, r->crc, s->verify, s->zbuf, s->zbuf + S, err,
+                                       sizeof err);
             form  = r->form;
             if (rc == 0)
                 s->zj = j + 1;

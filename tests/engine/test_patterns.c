@@ -18,6 +18,7 @@
 #include "config.h"
 #include "error.h"
 #include "io.h"
+#include "sf_stripe_codec.h"
 
 #include <fcntl.h>
 #include <mpi.h>
@@ -274,6 +275,16 @@ int main(int argc, char **argv)
             uint64_t logical = f->stats.comp_logical, lall = 0;
             MPI_Allreduce(&logical, &lall, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
             zsum += lall;
+            /* the summary names the codec auto chose: a real one on the slow file system, none on the fast one */
+            char line[2048], name[64] = "";
+            const char *cc = tagg_summary_format(f, &f->stats, line, sizeof line) > 0 ? strstr(line, " comp_codec=") : NULL;
+            if (cc)
+                sscanf(cc, " comp_codec=%63s", name);
+            if (atoi(expect) ? !tagg_sfz_id(name) : strcmp(name, "none") != 0) {
+                fprintf(stderr, "rank %d pattern %d: TAGG_TEST_EXPECT_COMP=%s but the summary says comp_codec=%s: %s\n",
+                        rank, pat, expect, cc ? name : "(missing)", line);
+                ok = 0;
+            }
             if (!atoi(expect) && lall != 0) { /* no whole stripe given to a codec (1: checked over the run) */
                 if (rank == 0)
                     fprintf(stderr, "pattern %d: TAGG_TEST_EXPECT_COMP=%s but %llu bytes (%llu stripes compressed) went through a codec\n",

@@ -616,7 +616,7 @@ static int sub_set_size(tagg_file_t *f, uint64_t size)
             continue;
         uint64_t want = tagg_sf_subfile_size(size, S, s->ix.count, k);
         int end = size % S && (size / S) % s->ix.count == k;
-        if (s->zmay && end && zexpand(f, k, want - want % S) < 0)
+        if (end && tagg_sub_zmay(s, size / S) && zexpand(f, k, want - want % S) < 0)
             rc = -1; /* a cut through a compressed stripe: expanded first, so note_cut reads logical bytes */
         else if (end && note_cut(f, s->fd[k], s->paths[k], 0, size, (size / S / s->ix.count) * S) < 0)
             rc = -1;

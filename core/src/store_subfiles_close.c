@@ -265,7 +265,7 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
             break;
         }
         uint64_t form = 0;
-        if (!sp && s->zmay) { /* the slot says whether it is compressed (sf_stripe_codec.h) */
+        if (!sp && tagg_sub_zmay(s, j)) { /* the slot says whether it is compressed (sf_stripe_codec.h) */
             char zerr[ERRLEN];
             if (!s->zbuf && !(s->zbuf = malloc(2 * (size_t)S)))
                 snprintf(zerr, sizeof zerr, "out of memory"), rc = -1;

@@ -86,6 +86,13 @@ int tagg_sub_fd_of(tagg_file_t *f, uint32_t k, uint64_t off);
 char *tagg_sub_vbuf(sub_t *s);
 /* The padded CRC form stripe j of space sp had when this read-write open began. */
 uint64_t tagg_sub_base_form(const sub_t *s, int sp, uint64_t j);
+/* Whether data stripe j may be stored compressed now, so that its slot's
+ * header is probed (reads, partial writes, cuts, the close's read-back of a
+ * writer): when this open compresses whole-stripe writes (any rank may
+ * have), or when the index it began with records the stripe compressed
+ * (another rank may have expanded it since). Otherwise the slot is raw,
+ * whatever its first bytes look like. */
+int tagg_sub_zmay(const sub_t *s, uint64_t j);
 
 /* ---- store_subfiles_close.c */
 

@@ -107,6 +107,16 @@ uint64_t tagg_sub_base_form(const sub_t *s, int sp, uint64_t j)
     return r ? tagg_crc_pad(r->crc, L0, S) : 0;
 }
 
+int tagg_sub_zmay(const sub_t *s, uint64_t j)
+{
+    if (!s->zmay)
+        return 0;
+    if (s->z.enc || !s->writable) /* read-only: closed files go by the index (zread), salvage probes */
+        return 1;
+    const tagg_sf_stripe_t *r = tagg_sf_stripe_find(s->ix.st, s->ix.nst, j);
+    return r && r->form;
+}
+
 /* A read of a read-write open (base_on), the first of stripe j by a rank
  * that has not written it: the whole slot's logical bytes (a compressed one
  * decoded, its own header's CRC checked) against the base. A mismatch is
@@ -121,7 +131,7 @@ static int read_base_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_
     uint64_t S = s->ix.stripe, key = 2 * j + (uint64_t)sp, base = sp ? j * S : local - local % S;
     if (!tagg_sub_vbuf(s))
         return -1;
-    int zr = !sp && s->zmay ? zread(f, fd, k, j, base, S, s->vbuf, name, UINT64_MAX) : 0;
+    int zr = !sp && tagg_sub_zmay(s, j) ? zread(f, fd, k, j, base, S, s->vbuf, name, UINT64_MAX) : 0;
     if (zr < 0)
         return -1;
     if (!zr && tagg_sf_pread_upto(fd, s->vbuf, (size_t)S, base, UINT64_MAX) < 0) {
@@ -147,7 +157,7 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
     if (s->base_on && !tagg_notes_get(&s->checked, 2 * j + (uint64_t)sp) &&
         !tagg_notes_get(&s->written, 2 * j + (uint64_t)sp))
         return read_base_checked(f, fd, k, sp, j, local, n, buf, name);
-    int      zr    = !sp && s->zmay ? zread(f, fd, k, j, local, n, buf, name, limit) : 0; /* compressed stripes */
+    int      zr    = !sp && tagg_sub_zmay(s, j) ? zread(f, fd, k, j, local, n, buf, name, limit) : 0; /* compressed stripes */
     if (zr)
         return zr < 0 ? -1 : 0;
     if (s->verify && s->ix.version < TAGG_SF_VERSION_3) { /* old formats: whole files */
@@ -215,7 +225,7 @@ static int zwrite(tagg_file_t *f, int fd, uint64_t j, uint64_t local, uint64_t n
     uint64_t S = s->ix.stripe, base = local - local % S;
     char     err[ERRLEN];
     int      expanded = 0, rc;
-    if (!s->zmay)
+    if (!tagg_sub_zmay(s, j))
         return 0;
     if (n == S && local % S == 0) {
         if (!s->z.enc) /* raw, over whatever the slot held */
@@ -345,7 +355,7 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
         return -1;
     }
     /* raw slots: read here; possibly compressed ones: by the codec, under the slot's lock */
-    if (old && (sp || !s->zmay) && tagg_sf_pread_upto(fd, old, (size_t)n, local, UINT64_MAX) < 0) {
+    if (old && (sp || !tagg_sub_zmay(s, j)) && tagg_sf_pread_upto(fd, old, (size_t)n, local, UINT64_MAX) < 0) {
         TAGG_ERR(TAGG_E_IO, "read of the %llu bytes at offset %llu of '%s' before rewriting them failed: %s",
                  (unsigned long long)n, (unsigned long long)local, name, strerror(errno));
         free(old);

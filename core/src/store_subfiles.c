@@ -63,10 +63,11 @@
  * virtual nodes, so that tests on one host see distinct nodes. The rule: a
  * subfile is created, written, read, sized, checksummed and removed only by
  * ranks of its node (`own`, from every rank's node name and the index's node
- * lines). Raw data reaches it through collective requests, whose file domains
- * are single stripes aggregated on the stripe's node (tagg_sub_owner(), engine_plan.c);
- * an independent raw access to another node's stripe is refused with an error
- * that says so (counted as nvr_refused in the summary). Everything that is not
+ * lines). Raw data reaches it through collective requests, whose file
+ * domains are single stripes aggregated on the stripe's node
+ * (tagg_sub_owner(), engine_plan.c); an independent raw access to another
+ * node's stripe is refused with an error that says so (counted as
+ * nvr_refused in the summary). Everything that is not
  * raw data (HDF5 metadata, which any rank reads and writes) goes to the
  * metadata file `<path>.tagg.meta` beside the index, at its logical address.
  * The files stay after close, for a later phase on the same nodes; drain=close
@@ -312,7 +313,7 @@ static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char 
                         "or rewrite it (h5repack through tagg, or tagg-fuse to one HDF5 file)",
                         f->path, ix->version),
                -1;
-    if (ix->nvr) { /* the node-local subfiles are checked by their nodes (nvr_setup) */
+    if (ix->nvr) { /* the node-local subfiles are checked by their nodes (tagg_sub_nvr_setup) */
         char *p = tagg_sf_path_meta(f->path);
         int   rc = p ? tagg_sub_check_file(f->path, p, 0, 0, "the metadata file", err) : (snprintf(err, ERRLEN, "out of memory"), -1);
         free(p);

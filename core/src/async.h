@@ -25,6 +25,9 @@
  *             threads while other files may use the cached window.
  *   ordering  reads, flush, set_size (truncate) and close first wait for the
  *             file's staged writes (a drain), so they see the staged data.
+ *             Across ranks, as in MPI-IO: overlapping writes of different
+ *             ranks are ordered by a sync (flush) and a barrier, not by a
+ *             barrier alone, which does not wait for staged writes.
  *   errors    a failed background job is recorded (sticky); the next
  *             collective call on the file (write, read, flush, truncate, close)
  *             fails on every rank (agreed) with its text, close at the latest.

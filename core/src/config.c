@@ -321,9 +321,6 @@ int tagg_config_build(tagg_config_t *cfg, const char *env_str, const char *str, 
               "or compression=none)";
     else if (cfg->compression != TAGG_COMP_NONE && cfg->destination == TAGG_DEST_NVR)
         why = "compression is not supported with destination=nvr (node-local subfiles): use compression=none";
-    else if (cfg->compression != TAGG_COMP_NONE && cfg->async)
-        why = "compression is not supported with async=1 yet (a race between background workers expanding and "
-              "compressing one stripe lost an update in tests): use async=0 or compression=none";
     if (why) {
         if (err && errlen)
             snprintf(err, errlen, "%s", why);

@@ -172,7 +172,10 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "layout=subfiles: a read-only open checks each stripe against its CRC-64 in the index the first "    \
       "time a rank reads it (the whole stored stripe is read for that); a mismatch is an error naming the " \
       "subfile and stripe. A read-write open checks rewritten and read stripes against the index at close, " \
-      "and fails it on damage. 0 = no check (README: What tagg trusts and what it refuses)")               \
+      "and fails it on damage. 0 = no check: no CRC is compared, for compressed stripes neither (a "      \
+      "malformed compressed block, whose header or codec data does not decode to a stripe, still fails "  \
+      "the read); a read-write open still probes compressed slots by their header and checks the "        \
+      "decoded bytes against it (README: What tagg trusts and what it refuses)")                           \
     X(compression, ENUM, int, TAGG_ENV_COMPRESSION, "none", 0, 0, tagg_compression_names,                    \
       "layout=subfiles (destination=pfs): a piece of raw data that fills a whole stripe is compressed by the " \
       "rank that writes it (the aggregator) and stored at the stripe's place; a stripe that does not shrink " \
@@ -180,7 +183,7 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "and the CRC-64 of the logical bytes; reading through tagg or tagg-fuse decompresses. Partial stripes " \
       "(HDF5 metadata, small writes) are stored raw (README: Compression). auto = blosc-lz4 where the " \
       "codec's throughput measured by `tagg-calibrate` (the `tiers` file) beats the file system's " \
-      "bandwidth, else none. Used for the stripes written in this open. Refused with async=1 for now")                                 \
+      "bandwidth, else none. Used for the stripes written in this open")                                 \
     X(compression_level, INT, int, NULL, "1", 1, 19, NULL,                                                \
       "compression: the codec's level: zstd 1..19, blosc 1..9 (higher values are taken as 9), lz4 its "   \
       "acceleration (higher is faster, compresses less)")                                                 \

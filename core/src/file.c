@@ -5,6 +5,7 @@
 #include "h5ctx.h"
 #include "io.h"
 #include "mpi_wait.h"
+#include "sf_stripe_codec.h"
 #include "subfile_index.h"
 
 #include <errno.h>
@@ -131,9 +132,10 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
     char comp[256] = "";
     if (f->cfg.compression != TAGG_COMP_NONE)
         snprintf(comp, sizeof comp,
-                 " compression=%s comp_logical_bytes=%llu comp_stored_bytes=%llu comp_ratio=%.4f comp_stripes=%llu "
-                 "comp_raw_stripes=%llu",
-                 tagg_compression_names[f->cfg.compression], (unsigned long long)t->comp_logical,
+                 " compression=%s comp_codec=%s comp_logical_bytes=%llu comp_stored_bytes=%llu comp_ratio=%.4f "
+                 "comp_stripes=%llu comp_raw_stripes=%llu",
+                 tagg_compression_names[f->cfg.compression],
+                 tagg_sfz_name(f->comp_codec) ? tagg_sfz_name(f->comp_codec) : "none", (unsigned long long)t->comp_logical,
                  (unsigned long long)t->comp_stored, t->comp_logical ? (double)t->comp_stored / (double)t->comp_logical : 1.0,
                  (unsigned long long)t->comp_stripes, (unsigned long long)t->comp_raw);
     if (f->async_fallback)

@@ -78,6 +78,8 @@ struct tagg_file {
     int                       io_meta;         /* the request being moved is file metadata (set by tagg_io_*) */
     int                       size_everywhere; /* the store's get_size is local knowledge: every rank asks, max */
     int                       atomic;          /* MPI atomic mode (H5Fset_mpi_atomicity): no write is staged */
+    unsigned                  comp_codec;      /* layout=subfiles: the codec of this open's whole-stripe writes
+                                                * (sf_stripe_codec.h id, 0 none; compression=auto: rank 0's choice) */
 };
 
 /* HDF5-style open flags, translated by the caller (vfd) into these. */

@@ -112,8 +112,12 @@ int tagg_sfz_slot_load(int fd, uint64_t base, size_t len, uint64_t limit, void *
 
 /* A closed file's compressed stripe by its index record: stored bytes of
  * form at base (never past limit), decoded into len bytes at out (scratch:
- * the stored size) and checked against crc. 0, or -1 with a message. */
-int tagg_sfz_load_form(int fd, uint64_t base, size_t len, uint64_t limit, uint64_t form, uint64_t crc, void *out,
-                       void *scratch, char *err, size_t errlen);
+ * the stored size). check (verify=1): the header's CRC must be the record's
+ * crc and the decoded bytes must match it; check 0 (verify=0) skips both
+ * CRC comparisons, never the rest: a malformed block (header seal, codec,
+ * sizes, the codec's own decoding) fails either way. 0, or -1 with a
+ * message. */
+int tagg_sfz_load_form(int fd, uint64_t base, size_t len, uint64_t limit, uint64_t form, uint64_t crc, int check,
+                       void *out, void *scratch, char *err, size_t errlen);
 
 #endif

@@ -173,7 +173,7 @@ int tagg_sf_read_stripe(const char *path, const tagg_sf_index_t *ix, const int *
     if (zr && zr->form) { /* compressed (the index checked its extent): decoded and checked */
         char *scratch = malloc((size_t)TAGG_SFZ_FORM_STORED(zr->form));
         char  why[512];
-        int   rc = scratch ? tagg_sfz_load_form(fds[k], local, (size_t)len, ix->sub[k].size, zr->form, zr->crc, buf,
+        int   rc = scratch ? tagg_sfz_load_form(fds[k], local, (size_t)len, ix->sub[k].size, zr->form, zr->crc, 1, buf,
                                                 scratch, why, sizeof why)
                            : (snprintf(why, sizeof why, "out of memory"), -1);
         free(scratch);

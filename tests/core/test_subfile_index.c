@@ -518,15 +518,22 @@ static void test_stripe_codec(void **state)
         assert_int_equal(fstat(fd, &st), 0);
         assert_int_equal(st.st_size, 2 * S); /* the raw layout's size */
         memset(back, 0, S);
-        assert_int_equal(tagg_sfz_load_form(fd, S, S, 2 * S, form, crc, back, scratch, err, sizeof err), 0);
+        assert_int_equal(tagg_sfz_load_form(fd, S, S, 2 * S, form, crc, 1, back, scratch, err, sizeof err), 0);
         assert_memory_equal(back, smooth, S);
         assert_int_equal(tagg_sfz_slot_load(fd, S, S, UINT64_MAX, back, scratch, &f2, err, sizeof err), 0);
         assert_int_equal(f2, form);
         assert_memory_equal(back, smooth, S);
         /* a wrong CRC or codec in the record: an error */
-        assert_int_equal(tagg_sfz_load_form(fd, S, S, 2 * S, form, crc ^ 1, back, scratch, err, sizeof err), -1);
+        assert_int_equal(tagg_sfz_load_form(fd, S, S, 2 * S, form, crc ^ 1, 1, back, scratch, err, sizeof err), -1);
+        assert_non_null(strstr(err, "does not match the index"));
         assert_int_equal(tagg_sfz_load_form(fd, S, S, 2 * S, TAGG_SFZ_FORM(enc % 4 + 1, TAGG_SFZ_FORM_STORED(form)), crc,
-                                            back, scratch, err, sizeof err), -1);
+                                            1, back, scratch, err, sizeof err), -1);
+        /* verify=0 (check 0): the CRC comparisons are skipped, a wrong codec still fails */
+        memset(back, 0, S);
+        assert_int_equal(tagg_sfz_load_form(fd, S, S, 2 * S, form, crc ^ 1, 0, back, scratch, err, sizeof err), 0);
+        assert_memory_equal(back, smooth, S);
+        assert_int_equal(tagg_sfz_load_form(fd, S, S, 2 * S, TAGG_SFZ_FORM(enc % 4 + 1, TAGG_SFZ_FORM_STORED(form)), crc,
+                                            0, back, scratch, err, sizeof err), -1);
         /* stripe 0: noise does not shrink: raw */
         assert_int_equal(tagg_sfz_put_whole(&z, fd, 0, noise, S, tagg_crc64(0, noise, S), &f2, err, sizeof err), 0);
         assert_int_equal(f2, 0);

@@ -13,10 +13,12 @@
  * (any layout) and compares it byte for byte with the image every rank built.
  * Prints "N passed, M failed" and exits non-zero on any mismatch. With async=1
  * in CONFIG the writes are staged and the read-back must see them (the file
- * must really be asynchronous: a fallback fails the test). */
+ * must really be asynchronous: a fallback fails the test). With
+ * TAGG_TEST_SLOW_RANK=r, rank r's asynchronous workers start each job 30 ms late. */
 #include "config.h"
 #include "error.h"
 #include "io.h"
+#include "sf_stripe_codec.h"
 
 #include <fcntl.h>
 #include <mpi.h>
@@ -136,7 +138,10 @@ static int partial_rewrite(const char *path, const tagg_config_t *cfg, int pat, 
     if (!f)
         return H5Eprint2(H5E_DEFAULT, stderr), 0;
     /* groups of adjacent pieces, one per rank, written at once: several ranks expand and
-     * write one stripe concurrently; a barrier between groups orders overlapping ones */
+     * write one stripe concurrently. Pieces of consecutive groups may overlap (written by
+     * different ranks): as MPI-IO asks for conflicting accesses, a sync and a barrier order
+     * them. A barrier alone would not with async=1, where a write is only staged when the
+     * call returns (it lost updates when a worker of the earlier writer ran late) */
     for (uint64_t g = 0; g < ngroups; g++) {
         uint64_t base = rnd_in(0, fsize - 1), len = rnd_in(1, 3000);
         for (int r = 0; r < size; r++) {
@@ -156,6 +161,8 @@ static int partial_rewrite(const char *path, const tagg_config_t *cfg, int pat, 
                 tagg_extents_free(&x);
             }
         }
+        if (tagg_file_sync(f) < 0)
+            H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
         MPI_Barrier(MPI_COMM_WORLD);
     }
     if (tagg_file_close(f) < 0)
@@ -201,6 +208,12 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    /* TAGG_TEST_SLOW_RANK=r: rank r's asynchronous workers start each job late (the
+     * TAGG_FAULT_ASYNC_DELAY_MS test switch, set before the first open starts them), so
+     * its staged writes land after later writes of the other ranks unless they are ordered */
+    const char *slow = getenv("TAGG_TEST_SLOW_RANK");
+    if (slow && atoi(slow) == rank)
+        setenv("TAGG_FAULT_ASYNC_DELAY_MS", "30", 1);
     int           npat = atoi(argv[1]);
     const char   *dir  = argc > 4 ? argv[4] : ".";
     tagg_config_t cfg;
@@ -262,6 +275,16 @@ int main(int argc, char **argv)
             uint64_t logical = f->stats.comp_logical, lall = 0;
             MPI_Allreduce(&logical, &lall, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
             zsum += lall;
+            /* the summary names the codec auto chose: a real one on the slow file system, none on the fast one */
+            char line[2048], name[64] = "";
+            const char *cc = tagg_summary_format(f, &f->stats, line, sizeof line) > 0 ? strstr(line, " comp_codec=") : NULL;
+            if (cc)
+                sscanf(cc, " comp_codec=%63s", name);
+            if (atoi(expect) ? !tagg_sfz_id(name) : strcmp(name, "none") != 0) {
+                fprintf(stderr, "rank %d pattern %d: TAGG_TEST_EXPECT_COMP=%s but the summary says comp_codec=%s: %s\n",
+                        rank, pat, expect, cc ? name : "(missing)", line);
+                ok = 0;
+            }
             if (!atoi(expect) && lall != 0) { /* no whole stripe given to a codec (1: checked over the run) */
                 if (rank == 0)
                     fprintf(stderr, "pattern %d: TAGG_TEST_EXPECT_COMP=%s but %llu bytes (%llu stripes compressed) went through a codec\n",

@@ -28,7 +28,7 @@ HDF5_DRIVER_CONFIG="$CFG" TAGG_VERBOSE=1 tagg run "$np" "$prog" sf.h5 default wr
 nz=$(grep -ac "$ZLINE" sf.h5); nr=$(grep -ac '^s [0-9]* [0-9a-f]*$' sf.h5)
 [ "$nz" -gt 0 ] && [ "$nr" -gt 0 ] && ok "the index records $nz compressed and $nr raw stripes (the noise does not shrink)" \
   || bad "index: $nz compressed, $nr raw stripes"
-line=$(grep -o 'compression=[^ ]* comp_logical_bytes=[0-9]* comp_stored_bytes=[0-9]* comp_ratio=[0-9.]*' w.out | head -1)
+line=$(grep -o 'compression=[^ ]* comp_codec=[^ ]* comp_logical_bytes=[0-9]* comp_stored_bytes=[0-9]* comp_ratio=[0-9.]*' w.out | head -1)
 ratio=${line##*comp_ratio=}
 awk -v r="${ratio:-1}" 'BEGIN { exit !(r > 0 && r < 1) }' && ok "summary: $line" || bad "summary: '$line'"
 used=$(du -k --apparent-size -c sf.h5.tagg.* | tail -1 | cut -f1); real=$(du -k -c sf.h5.tagg.* | tail -1 | cut -f1)
@@ -80,6 +80,39 @@ for at in 200 20; do
     && ok "reading it through tagg: an error naming stripe $j on all $np ranks, exit $rc" \
     || { bad "reading it through tagg: exit $rc, $r of $np ranks report"; grep -a "stripe\|process\|ignal\|bort" fail.out | head -20; }
 done
+
+# verify=0 (README: verify): a compressed stripe whose index record has another CRC (its block
+# intact) reads back unchecked, verify=1 fails naming it; a malformed block fails with either
+rm -f damaged/*; cp sf.h5.tagg.* damaged/
+l=$(grep -a "$ZLINE" sf.h5 | head -1); set -- $l; j=$2 off=$5 k=$(( $2 % N ))
+python3 - "$j" sf.h5 damaged/sf.h5 "$(dirname "${BASH_SOURCE[0]}")/../security/craft.py" <<'EOF'
+import importlib.util, sys
+j, src, dst, craft = sys.argv[1:5]
+spec = importlib.util.spec_from_file_location("craft", craft)
+c = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(c)
+text = open(src, "rb").read()
+lines = text[: text.rindex(b"index_crc64 ")].split(b"\n")
+for i, line in enumerate(lines):
+    f = line.split(b" ")
+    if len(f) == 7 and f[0] == b"s" and f[1] == j.encode():
+        f[2] = b"%016x" % (int(f[2], 16) ^ 1)
+        lines[i] = b" ".join(f)
+open(dst, "wb").write(c.seal(b"\n".join(lines)))
+EOF
+HDF5_DRIVER_CONFIG="verify=0" tagg run "$np" "$prog" damaged/sf.h5 default verify $NPART > v0.out 2>&1 \
+  && grep -q "failures=0" v0.out && ok "verify=0: stripe $j, its record's CRC changed, reads back unchecked" \
+  || { bad "verify=0 with a changed record"; grep -a "stripe\|failures" v0.out | head -10; }
+tagg run "$np" "$prog" damaged/sf.h5 default verify $NPART > v1.out 2>&1 \
+  && bad "verify=1 read stripe $j, whose record has another CRC" \
+  || { grep -q "stripe $j (compressed" v1.out && ok "verify=1: the changed record fails the read naming stripe $j" \
+       || { bad "verify=1 message"; grep -a "stripe\|process" v1.out | head -10; }; }
+cp sf.h5 damaged/sf.h5
+printf '\x55' | dd of=damaged/sf.h5.tagg.${k}of$N bs=1 seek=$((off + 20)) conv=notrunc status=none
+HDF5_DRIVER_CONFIG="verify=0" tagg run "$np" "$prog" damaged/sf.h5 default verify $NPART > v0.out 2>&1 \
+  && bad "verify=0 read a compressed stripe with a damaged header" \
+  || { grep -q "stripe $j (compressed" v0.out && ok "verify=0: a damaged header still fails naming stripe $j" \
+       || { bad "verify=0, damaged header: message"; grep -a "stripe\|process" v0.out | head -10; }; }
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

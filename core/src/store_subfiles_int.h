@@ -1,0 +1,125 @@
+/* Private to the subfile layout (store_subfiles*.c): the state of one open
+ * and the functions its files share. The layout's design is described at the
+ * top of store_subfiles.c; the public interface is tagg_store_subfiles
+ * (store.h). Nothing else includes this header.
+ *
+ *   store_subfiles.c        open and create, sizes, sync, close, delete
+ *   store_subfiles_io.c     the I/O path: reads verified (read-only opens),
+ *                           read-write (r+) checks, compression hooks
+ *   store_subfiles_close.c  the close: notes merged, dirty stripes read
+ *                           back, the final index written
+ *   store_subfiles_nvr.c    destination=nvr: node names, node-local set-up,
+ *                           ownership, drain */
+#ifndef TAGG_STORE_SUBFILES_INT_H
+#define TAGG_STORE_SUBFILES_INT_H
+
+#include "io.h"
+#include "sf_stripe_codec.h"
+#include "stripe_notes.h"
+#include "subfile_index.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ERRLEN 1024
+#define NODELEN 256 /* node names */
+#define DIRLEN 1024 /* node-local directories */
+
+typedef struct {
+    tagg_sf_index_t ix;    /* stripe, count, names (sizes, checksums: as of the last close) */
+    char          **paths; /* full path of each subfile */
+    int            *fd;    /* -1 until this rank touches the subfile */
+    int             writable;
+    /* destination=nvr */
+    int   *mine;      /* [count] this rank is on subfile k's node */
+    int  **own;       /* [count] the ranks on subfile k's node, ascending */
+    int   *nown;      /* [count] how many */
+    int    window;    /* count x min nown: stripes one collective pass can give an owner each */
+    char  *meta_path; /* the metadata file beside the index */
+    int    meta_fd;   /* -1 until this rank touches metadata */
+    /* checksums */
+    int             verify;  /* read-only open, verify=1, closed file: check stripes on first read */
+    int             base_on; /* read-write open of a closed file, verify=1: its records are the base (below) */
+    uint64_t        base_L;  /* the logical size the records describe */
+    int             limit;   /* read-only: never read past the sizes the index records */
+    notes_t         written; /* writers: stripes this rank wrote (FULL with crc, or DIRTY) */
+    notes_t         checked; /* readers: stripes (legacy formats: subfiles) this rank verified */
+    char           *vbuf;    /* one stripe, for verification */
+    uint64_t        cut;     /* smallest size set in this open (UINT64_MAX: none) */
+    pthread_mutex_t mu;      /* the notes (async workers write too) */
+    int             held;    /* rank 0 of a writer: the index is in held[] */
+    /* compression (sf_stripe_codec.h): z.enc codec of whole-stripe writes; zmay:
+     * a stripe may be stored compressed (z.enc, or the index has some) */
+    tagg_sfz_t      z;
+    int             zmay;
+    char           *zbuf; /* 2 stripes: a decoded stripe (zj: its number + 1) and scratch */
+    uint64_t        zj;
+    dev_t           hdev;
+    ino_t           hino;
+} sub_t;
+
+static inline sub_t *sub_of(const tagg_file_t *f) { return f->store; }
+
+/* ---- store_subfiles.c */
+
+/* Collective agreement that carries the first failing rank's message (msg on
+ * that rank) to every rank, as "what: ...". 0, or -1 on every rank. */
+int tagg_sub_agree_msg(tagg_file_t *f, int rc, const char *msg, const char *what);
+/* The rank that sizes, checksums and drains subfile k. */
+int tagg_sub_keeper(const tagg_file_t *f, const sub_t *s, uint32_t k);
+/* Current sizes, from storage: subfile k, the metadata file. 0 or -1 (pushed). */
+int tagg_sub_subfile_size(tagg_file_t *f, uint32_t k, uint64_t *size);
+int tagg_sub_meta_size(tagg_file_t *f, uint64_t *size);
+/* Opens path (a derived one) and checks its size against the index's (when
+ * closed). 0, or -1 with the message in err (ERRLEN bytes). */
+int tagg_sub_check_file(const char *index, const char *path, int closed, uint64_t want, const char *what, char *err);
+
+/* ---- store_subfiles_io.c */
+
+int tagg_sub_pwrite(tagg_file_t *f, uint64_t off, uint64_t len, const void *buf);
+int tagg_sub_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf);
+/* The descriptor of subfile k (opened on first use; off: the address, for the
+ * message of a refused node-local access). -1 with an error pushed. */
+int tagg_sub_fd_of(tagg_file_t *f, uint32_t k, uint64_t off);
+/* One stripe of memory for checks and read-backs (s->vbuf), allocated on first use. */
+char *tagg_sub_vbuf(sub_t *s);
+/* The padded CRC form stripe j of space sp had when this read-write open began. */
+uint64_t tagg_sub_base_form(const sub_t *s, int sp, uint64_t j);
+/* Whether data stripe j may be stored compressed now, so that its slot's
+ * header is probed (reads, partial writes, cuts, the close's read-back of a
+ * writer): when this open compresses whole-stripe writes (any rank may
+ * have), or when the index it began with records the stripe compressed
+ * (another rank may have expanded it since). Otherwise the slot is raw,
+ * whatever its first bytes look like. */
+int tagg_sub_zmay(const sub_t *s, uint64_t j);
+
+/* ---- store_subfiles_close.c */
+
+/* Collective, writers only: the final index (want_final: every rank ends with
+ * it in s->ix). 0, or -1 on every rank. */
+int tagg_sub_write_index(tagg_file_t *f, int want_final);
+
+/* ---- store_subfiles_nvr.c */
+
+/* This process's node name. 0 or -1 (pushed). */
+int tagg_sub_node_name(const tagg_config_t *cfg, int rank, char *name, size_t len);
+/* Collective: every rank's node name and node-local directory (NODELEN +
+ * DIRLEN bytes per rank, rank order) in *all (malloc'd). Agreed. */
+int tagg_sub_gather_nodes(tagg_file_t *f, char **all);
+/* Rank 0: the index (and metadata file) of a new node-local file. 0, or -1
+ * with the message in err. */
+int tagg_sub_create_nvr(tagg_file_t *f, tagg_sf_index_t *ix, const char *nodes, char *err);
+/* Collective: ownership of the node-local subfiles, created or checked by
+ * their nodes. Agreed. */
+int tagg_sub_nvr_setup(tagg_file_t *f, sub_t *s, const char *nodes, int created);
+/* Collective (drain=close): node-local subfiles turned into an ordinary
+ * subfiled file. Agreed. */
+int tagg_sub_drain(tagg_file_t *f);
+/* Collective part of delete for a node-local file (rank 0 read its index into
+ * *ix): each node removes its subfiles. Returns rc, or -1 with err set. */
+int tagg_sub_del_nvr(MPI_Comm comm, int rank, const tagg_config_t *cfg, tagg_sf_index_t *ix, int rc, char *err);
+int tagg_sub_owner(const tagg_file_t *f, uint64_t off, int i);
+int tagg_sub_owner_window(const tagg_file_t *f);
+
+#endif

@@ -1,0 +1,416 @@
+/* Layout "subfiles" (store_subfiles.c), the I/O path: each piece within one
+ * stripe goes to its subfile's descriptor. Reads of read-only opens are
+ * verified against the index (formats 1 and 2: whole files); reads and
+ * partial writes of read-write opens of closed files are checked against the
+ * base (the old records); the compression hooks zwrite() and zread() put and
+ * take compressed stripes (sf_stripe_codec.h). Every write is noted in
+ * s->written for the close (store_subfiles_close.c). */
+#include "error.h"
+#include "store_subfiles_int.h"
+#include "crc_shift.h"
+#include "sf_path.h"
+#include "fault.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The descriptor of subfile k, opened on first use. */
+int tagg_sub_fd_of(tagg_file_t *f, uint32_t k, uint64_t off)
+{
+    sub_t *s = sub_of(f);
+    if (s->ix.nvr && !s->mine[k]) { /* the node-ownership rule */
+        f->stats.nvr_refused++;
+        TAGG_ERR(TAGG_E_IO,
+                 "destination=nvr: rank %d may not access address %llu of '%s': it is in node-local subfile %u on "
+                 "node %s, another node. Raw data of node-local subfiles moves only in collective transfers "
+                 "(H5FD_MPIO_COLLECTIVE), aggregated on the node that holds it",
+                 f->rank, (unsigned long long)off, f->path, (unsigned)k, s->ix.sub[k].node);
+        return -1;
+    }
+    if (s->fd[k] < 0) {
+        char err[ERRLEN];
+        if ((s->fd[k] = tagg_sf_open(s->paths[k], s->writable ? O_RDWR : O_RDONLY, err, sizeof err)) < 0)
+            TAGG_ERR(TAGG_E_IO, "%ssubfile %u: %s", s->ix.nvr ? "node-local " : "", (unsigned)k, err);
+        else if (s->ix.nvr)
+            f->stats.nvr_opens++;
+    }
+    return s->fd[k];
+}
+
+/* The metadata file (node-local subfiles only), opened on first use. */
+static int meta_fd_of(tagg_file_t *f)
+{
+    sub_t *s = sub_of(f);
+    char   err[ERRLEN];
+    if (s->meta_fd < 0 && (s->meta_fd = tagg_sf_open(s->meta_path, s->writable ? O_RDWR : O_RDONLY, err, sizeof err)) < 0)
+        TAGG_ERR(TAGG_E_IO, "the metadata file: %s", err);
+    return s->meta_fd;
+}
+
+/* One stripe of memory for checks and read-backs, allocated on first use. */
+char *tagg_sub_vbuf(sub_t *s)
+{
+    if (!s->vbuf && !(s->vbuf = malloc((size_t)s->ix.stripe)))
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory (a stripe of %llu bytes for checksums)", (unsigned long long)s->ix.stripe);
+    return s->vbuf;
+}
+
+/* Formats 1 and 2: the whole subfile (or metadata file, k = count) against
+ * its size and CRC, the first time this rank reads it. */
+static int verify_whole(tagg_file_t *f, int fd, uint32_t k, const char *name)
+{
+    sub_t                 *s   = sub_of(f);
+    const tagg_sf_entry_t *e   = k < s->ix.count ? &s->ix.sub[k] : &s->ix.meta;
+    uint64_t               crc = 0, at = 0;
+    struct stat            st;
+    if (!tagg_sub_vbuf(s))
+        return -1;
+    if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != e->size) {
+        TAGG_ERR(TAGG_E_IO, "SIZE MISMATCH: '%s' has %llu bytes, the index records %llu (see tagg-fuse --check)", name,
+                 (unsigned long long)st.st_size, (unsigned long long)e->size);
+        return -1;
+    }
+    while (at < e->size) {
+        size_t n = e->size - at < s->ix.stripe ? (size_t)(e->size - at) : (size_t)s->ix.stripe;
+        if (tagg_sf_pread_upto(fd, s->vbuf, n, at, e->size) < 0) {
+            TAGG_ERR(TAGG_E_IO, "reading '%s' at %llu: %s", name, (unsigned long long)at, strerror(errno));
+            return -1;
+        }
+        crc = tagg_crc64(crc, s->vbuf, n);
+        at += n;
+    }
+    if (crc != e->crc) {
+        TAGG_ERR(TAGG_E_IO,
+                 "CHECKSUM MISMATCH in '%s': crc64 %016llx, the index records %016llx (changed or damaged after it was "
+                 "written; see tagg-fuse --check)",
+                 name, (unsigned long long)crc, (unsigned long long)e->crc);
+        return -1;
+    }
+    return 0;
+}
+
+/* The padded CRC form (crc_shift.h) stripe j of space sp had when this
+ * read-write open began, as far as this open's cuts left it: zeros past a
+ * cut or the old end, else its record (a hole: zeros). */
+uint64_t tagg_sub_base_form(const sub_t *s, int sp, uint64_t j)
+{
+    uint64_t S = s->ix.stripe;
+    if ((s->cut != UINT64_MAX && j * S >= s->cut) || j * S >= s->base_L)
+        return 0;
+    const tagg_sf_stripe_t *r  = tagg_sf_stripe_find(sp ? s->ix.mst : s->ix.st, sp ? s->ix.nmst : s->ix.nst, j);
+    uint64_t                L0 = tagg_sf_stripe_len(s->base_L, S, j);
+    return r ? tagg_crc_pad(r->crc, L0, S) : 0;
+}
+
+int tagg_sub_zmay(const sub_t *s, uint64_t j)
+{
+    if (!s->zmay)
+        return 0;
+    if (s->z.enc || !s->writable) /* read-only: closed files go by the index (zread), salvage probes */
+        return 1;
+    const tagg_sf_stripe_t *r = tagg_sf_stripe_find(s->ix.st, s->ix.nst, j);
+    return r && r->form;
+}
+
+/* A read of a read-write open (base_on), the first of stripe j by a rank
+ * that has not written it: the whole slot's logical bytes (a compressed one
+ * decoded, its own header's CRC checked) against the base. A mismatch is
+ * noted (suspect) and judged at close, when every rank's writes are known;
+ * the read returns what the slot holds. */
+static int zread(tagg_file_t *f, int fd, uint32_t k, uint64_t j, uint64_t local, uint64_t n, char *buf, const char *name,
+                 uint64_t limit);
+static int read_base_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, uint64_t local, uint64_t n,
+                             char *buf, const char *name)
+{
+    sub_t   *s = sub_of(f);
+    uint64_t S = s->ix.stripe, key = 2 * j + (uint64_t)sp, base = sp ? j * S : local - local % S;
+    if (!tagg_sub_vbuf(s))
+        return -1;
+    int zr = !sp && tagg_sub_zmay(s, j) ? zread(f, fd, k, j, base, S, s->vbuf, name, UINT64_MAX) : 0;
+    if (zr < 0)
+        return -1;
+    if (!zr && tagg_sf_pread_upto(fd, s->vbuf, (size_t)S, base, UINT64_MAX) < 0) {
+        TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
+        return -1;
+    }
+    uint64_t form = tagg_crc_pad(tagg_crc64(0, s->vbuf, (size_t)S), S, S);
+    if (tagg_notes_put(&s->checked, key, form == tagg_sub_base_form(s, sp, j) ? NOTE_VERIFIED : NOTE_SUSPECT, 0) < 0)
+        return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
+    memcpy(buf, s->vbuf + (local - base), (size_t)n);
+    return 0;
+}
+
+/* A read of a read-only open: n bytes at local in fd, stripe j of space sp
+ * (0 data, 1 metadata file), never past the recorded size; verified the first
+ * time this rank reads the stripe. */
+static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, uint64_t local, uint64_t n, char *buf,
+                        const char *name)
+{
+    sub_t   *s     = sub_of(f);
+    uint64_t S     = s->ix.stripe;
+    uint64_t limit = !s->limit ? UINT64_MAX : sp ? s->ix.meta.size : s->ix.sub[k].size;
+    if (s->base_on && !tagg_notes_get(&s->checked, 2 * j + (uint64_t)sp) &&
+        !tagg_notes_get(&s->written, 2 * j + (uint64_t)sp))
+        return read_base_checked(f, fd, k, sp, j, local, n, buf, name);
+    int      zr    = !sp && tagg_sub_zmay(s, j) ? zread(f, fd, k, j, local, n, buf, name, limit) : 0; /* compressed stripes */
+    if (zr)
+        return zr < 0 ? -1 : 0;
+    if (s->verify && s->ix.version < TAGG_SF_VERSION_3) { /* old formats: whole files */
+        uint64_t key = UINT64_MAX / 2 - (sp ? s->ix.count : k);
+        if (!tagg_notes_get(&s->checked, key)) {
+            if (verify_whole(f, fd, sp ? s->ix.count : k, name) < 0)
+                return -1;
+            if (tagg_notes_put(&s->checked, key, NOTE_VERIFIED, 0) < 0)
+                return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
+        }
+    }
+    else if (s->verify && !tagg_notes_get(&s->checked, 2 * j + (uint64_t)sp)) {
+        if (!tagg_sub_vbuf(s))
+            return -1;
+        uint64_t slen = tagg_sf_stripe_len(s->ix.logical_size, S, j), base = sp ? j * S : local - local % S, got;
+        if (slen) {
+            if (tagg_sf_pread_upto(fd, s->vbuf, (size_t)slen, base, limit) < 0) {
+                TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
+                return -1;
+            }
+            const tagg_sf_stripe_t *st = sp ? s->ix.mst : s->ix.st;
+            uint64_t                nst = sp ? s->ix.nmst : s->ix.nst;
+            if (!tagg_sf_stripe_ok(st, nst, j, s->vbuf, (size_t)slen, &got)) {
+                const tagg_sf_stripe_t *r = tagg_sf_stripe_find(st, nst, j);
+                char                    what[40];
+                if (sp)
+                    snprintf(what, sizeof what, "metadata file");
+                else
+                    snprintf(what, sizeof what, "subfile %u", (unsigned)k);
+                TAGG_ERR(TAGG_E_IO,
+                         "CHECKSUM MISMATCH %s '%s', stripe %llu (its bytes %llu..%llu): crc64 %016llx, the index "
+                         "records %s%016llx (the file was changed or damaged after it was written; see tagg-fuse --check; "
+                         "verify=0 skips the check)",
+                         what, name, (unsigned long long)j, (unsigned long long)base,
+                         (unsigned long long)(base + slen - 1), (unsigned long long)got, r ? "crc64 " : "a hole (zeros), not ",
+                         (unsigned long long)(r ? r->crc : got));
+                return -1;
+            }
+            if (tagg_notes_put(&s->checked, 2 * j + (uint64_t)sp, NOTE_VERIFIED, 0) < 0)
+                return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
+            uint64_t in = local - base; /* the piece from the verified copy */
+            if (in < slen)
+                memcpy(buf, s->vbuf + in, (size_t)(n < slen - in ? n : slen - in));
+            if (in + n > slen)
+                memset(buf + (in < slen ? slen - in : 0), 0, (size_t)(in + n - (in > slen ? in : slen)));
+            return 0;
+        }
+    }
+    if (tagg_sf_pread_upto(fd, buf, (size_t)n, local, limit) < 0) {
+        TAGG_ERR(TAGG_E_IO, "read of %llu bytes at offset %llu of '%s' failed: %s", (unsigned long long)n,
+                 (unsigned long long)local, name, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Compression hooks (sf_stripe_codec.h). A write of n bytes at local of
+ * data stripe j: a whole stripe goes through the codec, a partial one expands
+ * a compressed stripe first. 1 done (*form: the stored form), 0 not this
+ * hook's (write raw as usual), -1 failed. */
+static int zwrite(tagg_file_t *f, int fd, uint64_t j, uint64_t local, uint64_t n, const char *buf, uint64_t crc,
+                  uint64_t *form, const char *name, char *old)
+{
+    sub_t   *s = sub_of(f);
+    uint64_t S = s->ix.stripe, base = local - local % S;
+    char     err[ERRLEN];
+    int      expanded = 0, rc;
+    if (!tagg_sub_zmay(s, j))
+        return 0;
+    if (n == S && local % S == 0) {
+        if (!s->z.enc) /* raw, over whatever the slot held */
+            return 0;
+        rc = tagg_sfz_put_whole(&s->z, fd, base, buf, (size_t)n, crc, form, err, sizeof err);
+        if (rc == 0) {
+            __atomic_add_fetch(&f->stats.comp_logical, n, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&f->stats.comp_stored, *form ? TAGG_SFZ_FORM_STORED(*form) : n, __ATOMIC_RELAXED);
+            __atomic_add_fetch(*form ? &f->stats.comp_stripes : &f->stats.comp_raw, 1, __ATOMIC_RELAXED);
+        }
+    }
+    else
+        rc = tagg_sfz_put_part(&s->z, fd, base, S, local % S, buf, (size_t)n, old, &expanded, err, sizeof err);
+    if (rc < 0) {
+        TAGG_ERR(TAGG_E_IO, "stripe %llu of subfile '%s' (compression): %s", (unsigned long long)j, name, err);
+        return -1;
+    }
+    return 1;
+}
+
+/* A read of n bytes at local of data stripe j (read_checked): 1 done from a
+ * compressed stripe, 0 raw (read as usual), -1 failed (damaged: the message
+ * names the subfile and stripe). A closed file read-only: the index says
+ * which stripes are compressed; an open one: the slot's header does. */
+static int zread(tagg_file_t *f, int fd, uint32_t k, uint64_t j, uint64_t local, uint64_t n, char *buf, const char *name,
+                 uint64_t limit)
+{
+    sub_t   *s = sub_of(f);
+    uint64_t S = s->ix.stripe, base = local - local % S, form = 0;
+    char     err[ERRLEN] = "";
+    int      rc = 0;
+    if (s->limit) { /* closed, read-only: by the index, decoded once per stripe */
+        const tagg_sf_stripe_t *r = tagg_sf_stripe_find(s->ix.st, s->ix.nst, j);
+        if (!r || !r->form)
+            return 0;
+        if (!s->zbuf && !(s->zbuf = malloc(2 * (size_t)S)))
+            return TAGG_ERR(TAGG_E_NOMEM, "out of memory (decompression buffers)"), -1;
+        if (s->zj != j + 1) {
+            s->zj = 0;
+            rc    = tagg_sfz_load_form(fd, base, (size_t)S, limit, r->form, r->crc, s->verify, s->zbuf, s->zbuf + S, err,
+                                       sizeof err);
+            form  = r->form;
+            if (rc == 0)
+                s->zj = j + 1;
+        }
+        else
+            form = r->form;
+    }
+    else { /* an open file: probe the slot's header first (raw stripes cost 40 bytes more) */
+        /* under a shared lock on the slot: another rank's (or thread's)
+         * expansion of it is never seen half done */
+        unsigned char h[TAGG_SFZ_HDR];
+        unsigned      enc;
+        uint64_t      lg, pl, crc;
+        int           probe;
+        if (!s->zbuf && !(s->zbuf = malloc(2 * (size_t)S)))
+            return TAGG_ERR(TAGG_E_NOMEM, "out of memory (decompression buffers)"), -1;
+        pthread_mutex_lock(&s->z.mu);
+        if (tagg_sfz_slot_lock(fd, base, S, 2) < 0) {
+            pthread_mutex_unlock(&s->z.mu);
+            return TAGG_ERR(TAGG_E_IO, "cannot lock stripe %llu of '%s': %s", (unsigned long long)j, name,
+                            strerror(errno)),
+                   -1;
+        }
+        if ((probe = tagg_sf_pread_upto(fd, h, sizeof h, base, limit)) < 0)
+            TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
+        else if (tagg_sfz_header(h, &enc, &lg, &pl, &crc) && lg == S) {
+            s->zj = 0; /* other ranks write: no cache */
+            rc    = tagg_sfz_slot_load(fd, base, (size_t)S, limit, s->zbuf, s->zbuf + S, &form, err, sizeof err);
+            probe = 1;
+        }
+        tagg_sfz_slot_lock(fd, base, S, 0);
+        pthread_mutex_unlock(&s->z.mu);
+        if (probe <= 0)
+            return probe; /* -1 failed, 0 raw */
+    }
+    if (rc < 0) {
+        TAGG_ERR(TAGG_E_IO,
+                 "subfile %u '%s', stripe %llu (compressed%s%s, file addresses %llu..%llu): %s (the file was changed or "
+                 "damaged after it was written; see tagg-fuse --check)",
+                 (unsigned)k, name, (unsigned long long)j, form ? ", " : "",
+                 form ? tagg_sfz_name(TAGG_SFZ_FORM_ENC(form)) : "", (unsigned long long)(j * S),
+                 (unsigned long long)(j * S + S - 1), err);
+        return -1;
+    }
+    if (!form)
+        return 0;
+    memcpy(buf, s->zbuf + local % S, (size_t)n);
+    return 1;
+}
+
+/* Moves one piece that lies within one stripe. */
+static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t dir)
+{
+    sub_t   *s = sub_of(f);
+    uint32_t k;
+    uint64_t local, S = s->ix.stripe, j = off / S;
+    int      fd, sp = s->ix.nvr && f->io_meta;
+    const char *name;
+    tagg_sf_locate(off, S, s->ix.count, &k, &local);
+    if (sp) /* metadata: the shared metadata file, at the logical address */
+        fd = meta_fd_of(f), local = off, name = s->meta_path;
+    else
+        fd = tagg_sub_fd_of(f, k, off), name = s->paths[k];
+    if (fd < 0)
+        return -1;
+    if (dir == TAGG_READ) {
+        pthread_mutex_lock(&s->mu);
+        int rc = read_checked(f, fd, k, sp, j, local, n, buf, name);
+        pthread_mutex_unlock(&s->mu);
+        return rc;
+    }
+    if (s->ix.nvr && tagg_fault("nvr_write", f->rank)) {
+        TAGG_ERR(TAGG_E_IO, "write of %llu bytes at offset %llu of '%s' failed: %s (injected by TAGG_FAULT)",
+                 (unsigned long long)n, (unsigned long long)local, name, strerror(ENOSPC));
+        return -1;
+    }
+    /* the note: a whole stripe brings its checksum (and stored form), anything
+     * else re-reads it at close; in a read-write open of a closed file a
+     * partial write brings the change it makes (the logical bytes it replaces
+     * are read first: a compressed stripe decoded) */
+    int      full  = off % S == 0 && n == S;
+    uint64_t crc   = full ? tagg_crc64(0, buf, (size_t)n) : 0, delta = 0, form = 0;
+    char *old = NULL; /* the logical bytes a partial write replaces (read-write open of a closed file) */
+    if (!full && s->base_on && !(old = malloc((size_t)n))) {
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory (%llu bytes to check a rewrite)", (unsigned long long)n);
+        return -1;
+    }
+    /* raw slots: read here; possibly compressed ones: by the codec, under the slot's lock */
+    if (old && (sp || !tagg_sub_zmay(s, j)) && tagg_sf_pread_upto(fd, old, (size_t)n, local, UINT64_MAX) < 0) {
+        TAGG_ERR(TAGG_E_IO, "read of the %llu bytes at offset %llu of '%s' before rewriting them failed: %s",
+                 (unsigned long long)n, (unsigned long long)local, name, strerror(errno));
+        free(old);
+        return -1;
+    }
+    int zr = sp ? 0 : zwrite(f, fd, j, local, n, buf, crc, &form, name, old); /* compression: 1 done, -1 failed */
+    if (zr < 0) {
+        free(old);
+        return -1;
+    }
+    if (old) {
+        delta = tagg_crc_delta(tagg_crc64(0, old, (size_t)n), tagg_crc64(0, buf, (size_t)n), off % S, n, S);
+        free(old);
+    }
+    for (uint64_t done = 0; !zr && done < n;) {
+        ssize_t got = pwrite(fd, buf + done, n - done, (off_t)(local + done));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            TAGG_ERR(TAGG_E_IO, "write of %llu bytes at offset %llu of subfile '%s' (address %llu) %s: %s",
+                     (unsigned long long)(n - done), (unsigned long long)(local + done), name,
+                     (unsigned long long)(off + done), got == 0 ? "wrote nothing" : "failed",
+                     got == 0 ? "short write (no space?)" : strerror(errno));
+            return -1;
+        }
+        done += (uint64_t)got;
+    }
+    pthread_mutex_lock(&s->mu);
+    int rc = tagg_notes_write(&s->written, 2 * j + (uint64_t)sp, full, crc, form, delta);
+    pthread_mutex_unlock(&s->mu);
+    if (rc < 0)
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory (noting written stripes)");
+    return rc;
+}
+
+static int sub_io(tagg_file_t *f, uint64_t off, uint64_t len, char *buf, tagg_dir_t dir)
+{
+    uint64_t S = sub_of(f)->ix.stripe;
+    for (uint64_t done = 0; done < len;) {
+        uint64_t at = off + done, n = S - at % S;
+        if (n > len - done)
+            n = len - done;
+        if (piece(f, at, n, buf + done, dir) < 0)
+            return -1;
+        done += n;
+    }
+    return 0;
+}
+
+int tagg_sub_pwrite(tagg_file_t *f, uint64_t off, uint64_t len, const void *buf)
+{
+    return sub_io(f, off, len, (char *)buf, TAGG_WRITE); /* not written to on TAGG_WRITE */
+}
+
+int tagg_sub_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf)
+{
+    return sub_io(f, off, len, buf, TAGG_READ);
+}

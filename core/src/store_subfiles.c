@@ -79,6 +79,7 @@
  * final index, store_subfiles_nvr.c the node-local set-up and drain; the state
  * they share is in store_subfiles_int.h. */
 #include "error.h"
+#include "mpi_wait.h"
 #include "store.h"
 #include "store_subfiles_int.h"
 #include "crc_shift.h"
@@ -178,7 +179,7 @@ static int count_nodes(tagg_file_t *f, int *nodes)
     MPI_Comm_rank(node, &nrank);
     MPI_Comm_free(&node);
     first = nrank == 0;
-    if ((code = MPI_Allreduce(&first, nodes, 1, MPI_INT, MPI_SUM, f->comm)) != MPI_SUCCESS) {
+    if ((code = tagg_mpi_allreduce(&first, nodes, 1, MPI_INT, MPI_SUM, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (counting nodes)", code);
         return -1;
     }
@@ -190,7 +191,7 @@ static int count_nodes(tagg_file_t *f, int *nodes)
 int tagg_sub_agree_msg(tagg_file_t *f, int rc, const char *msg, const char *what)
 {
     int in[2] = {rc < 0 ? 0 : 1, f->rank}, out[2];
-    int code  = MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MINLOC, f->comm);
+    int code  = tagg_mpi_allreduce(in, out, 1, MPI_2INT, MPI_MINLOC, f->comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (error agreement)", code);
         return -1;
@@ -199,7 +200,7 @@ int tagg_sub_agree_msg(tagg_file_t *f, int rc, const char *msg, const char *what
         return 0;
     char text[ERRLEN];
     snprintf(text, sizeof text, "%s", f->rank == out[1] ? msg : "");
-    code = MPI_Bcast(text, ERRLEN, MPI_CHAR, out[1], f->comm);
+    code = tagg_mpi_bcast(text, ERRLEN, MPI_CHAR, out[1], f->comm);
     if (f->rank == out[1])
         TAGG_ERR(TAGG_E_IO, "%s: %s", what, text);
     else
@@ -416,13 +417,13 @@ static int sub_open(tagg_file_t *f, unsigned flags)
         hdr[1] = len;
     }
     /* every rank gets rank 0's index text (names checked there), or its error message */
-    int code = MPI_Bcast(hdr, 3, MPI_UINT64_T, 0, f->comm);
+    int code = tagg_mpi_bcast(hdr, 3, MPI_UINT64_T, 0, f->comm);
     if (code == MPI_SUCCESS && hdr[1] > (uint64_t)INT_MAX)
         hdr[0] = 1, hdr[1] = 0;
     if (code == MPI_SUCCESS && f->rank != 0 && !(text = malloc(hdr[1] + 1)))
         hdr[1] = 0; /* cannot receive: take part with nothing; fails below */
     if (code == MPI_SUCCESS && hdr[1])
-        code = MPI_Bcast(text, (int)hdr[1], MPI_CHAR, 0, f->comm);
+        code = tagg_mpi_bcast(text, (int)hdr[1], MPI_CHAR, 0, f->comm);
     rc = 0;
     if (code != MPI_SUCCESS)
         TAGG_ERR_MPI("MPI_Bcast (subfile index)", code), rc = -1;
@@ -448,7 +449,7 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     s->base_L   = s->ix.logical_size;
     /* the codec of this open: rank 0's (compression=auto reads the tiers file) */
     unsigned enc = rc == 0 && f->rank == 0 && s->writable && !s->ix.nvr ? tagg_compression_codec(&f->cfg, s->ix.stripe) : 0;
-    if ((code = MPI_Bcast(&enc, 1, MPI_UNSIGNED, 0, f->comm)) != MPI_SUCCESS)
+    if ((code = tagg_mpi_bcast(&enc, 1, MPI_UNSIGNED, 0, f->comm)) != MPI_SUCCESS)
         TAGG_ERR_MPI("MPI_Bcast (compression)", code), rc = -1;
     if (rc == 0 && zsetup(f, s, enc) < 0)
         rc = -1;
@@ -704,7 +705,7 @@ static int sub_del(const char *path, MPI_Comm comm, MPI_Info info, const tagg_co
     (void)info;
     memset(&ix, 0, sizeof ix);
     MPI_Comm_rank(comm, &rank);
-    MPI_Barrier(comm);
+    tagg_mpi_barrier(comm);
     if (rank == 0) {
         int is_index = tagg_sf_probe(path, err, sizeof err);
         if (is_index == 1) {
@@ -719,7 +720,7 @@ static int sub_del(const char *path, MPI_Comm comm, MPI_Info info, const tagg_co
     /* node-local subfiles: removed by the ranks of their nodes (any of them;
      * ENOENT is fine), in their private directories only */
     int nvr = rank == 0 && rc == 0 && ix.nvr;
-    MPI_Bcast(&nvr, 1, MPI_INT, 0, comm);
+    tagg_mpi_bcast(&nvr, 1, MPI_INT, 0, comm);
     if (nvr)
         rc = tagg_sub_del_nvr(comm, rank, cfg, &ix, rc, err);
     tagg_sf_index_free(&ix);

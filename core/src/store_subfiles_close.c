@@ -4,6 +4,7 @@
  * read-write open's re-read stripes checked against their base plus every
  * rank's changes, then rank 0 writes the final index. */
 #include "error.h"
+#include "mpi_wait.h"
 #include "store_subfiles_int.h"
 #include "crc_shift.h"
 #include "sf_path.h"
@@ -175,7 +176,7 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
         rc = -1, snprintf(err, sizeof err, "cannot stat the metadata file");
     if (tagg_sub_agree_msg(f, rc, err, "sizing the subfiles") < 0)
         goto done;
-    if ((code = MPI_Allreduce(mine, all, (int)n, MPI_UINT64_T, MPI_BOR, f->comm)) != MPI_SUCCESS) {
+    if ((code = tagg_mpi_allreduce(mine, all, (int)n, MPI_UINT64_T, MPI_BOR, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (subfile sizes)", code);
         rc = -1;
         goto done;
@@ -208,7 +209,7 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
         rc = -1;
         goto done;
     }
-    MPI_Gather(&m, 1, MPI_INT, counts, 1, MPI_INT, 0, f->comm);
+    tagg_mpi_gather(&m, 1, MPI_INT, counts, 1, MPI_INT, 0, f->comm);
     if (f->rank == 0) {
         for (int r = 0; r < f->size; r++)
             displs[r] = nn, nn += counts[r];
@@ -217,7 +218,7 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
     }
     if (tagg_agree(f->comm, rc, "gathering the stripe notes") < 0)
         goto done;
-    if ((code = MPI_Gatherv(notes, m, MPI_UINT64_T, allnotes, counts, displs, MPI_UINT64_T, 0, f->comm)) != MPI_SUCCESS) {
+    if ((code = tagg_mpi_gatherv(notes, m, MPI_UINT64_T, allnotes, counts, displs, MPI_UINT64_T, 0, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Gatherv (stripe notes)", code);
         rc = -1;
         goto done;
@@ -229,7 +230,7 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
         goto done;
 
     /* the dirty stripes, read back by their keepers */
-    if ((code = MPI_Bcast(&nd, 1, MPI_UINT64_T, 0, f->comm)) != MPI_SUCCESS) {
+    if ((code = tagg_mpi_bcast(&nd, 1, MPI_UINT64_T, 0, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Bcast (dirty stripes)", code);
         rc = -1;
         goto done;
@@ -247,7 +248,7 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
         goto done;
     for (uint32_t k = 0; k <= N; k++)
         rfd[k] = -1;
-    if (nd && (code = MPI_Bcast(dirty, (int)nd, MPI_UINT64_T, 0, f->comm)) != MPI_SUCCESS) {
+    if (nd && (code = tagg_mpi_bcast(dirty, (int)nd, MPI_UINT64_T, 0, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Bcast (dirty stripes)", code);
         rc = -1;
         goto done;
@@ -290,7 +291,7 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
             close(rfd[k]);
     if (tagg_sub_agree_msg(f, rc, err, "checksumming the written stripes") < 0)
         goto done;
-    if (nd && (code = MPI_Reduce(res, allres, (int)(3 * nd), MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS) {
+    if (nd && (code = tagg_mpi_reduce(res, allres, (int)(3 * nd), MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Reduce (stripe checksums)", code);
         rc = -1;
         goto done;
@@ -336,12 +337,12 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
         goto done;
     if (want_final) { /* every rank: the final index (drain checks the stripes with it) */
         uint64_t tl = tlen;
-        MPI_Bcast(&tl, 1, MPI_UINT64_T, 0, f->comm);
+        tagg_mpi_bcast(&tl, 1, MPI_UINT64_T, 0, f->comm);
         if (f->rank != 0 && !(text = malloc(tl + 1)))
             rc = -1;
         if (tagg_agree(f->comm, rc, "sharing the final index") < 0)
             goto done;
-        MPI_Bcast(text, (int)tl, MPI_CHAR, 0, f->comm);
+        tagg_mpi_bcast(text, (int)tl, MPI_CHAR, 0, f->comm);
         if (f->rank != 0) {
             tagg_sf_index_t nx;
             if (tagg_sf_index_parse(text, (size_t)tl, &nx, err, sizeof err) < 0)

@@ -4,6 +4,7 @@
  * their removal by delete, and drain=close (node-local subfiles turned into an
  * ordinary subfiled file beside the index). */
 #include "error.h"
+#include "mpi_wait.h"
 #include "store_subfiles_int.h"
 #include "sf_path.h"
 #include "tier.h"
@@ -72,7 +73,7 @@ int tagg_sub_gather_nodes(tagg_file_t *f, char **all)
         *all = NULL;
         return -1;
     }
-    int code = MPI_Allgather(mine, (int)sizeof mine, MPI_CHAR, *all, (int)sizeof mine, MPI_CHAR, f->comm);
+    int code = tagg_mpi_allgather(mine, (int)sizeof mine, MPI_CHAR, *all, (int)sizeof mine, MPI_CHAR, f->comm);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allgather (node names)", code);
         free(*all);
@@ -225,7 +226,7 @@ int tagg_sub_drain(tagg_file_t *f)
     /* the records travel as words: a tagg_sf_stripe_t is SW uint64_t (j, crc, form) */
     enum { SW = sizeof(tagg_sf_stripe_t) / sizeof(uint64_t) };
     int code, m = (int)(SW * nst);
-    if (rc == 0 && (code = MPI_Reduce(mine, all, (int)N, MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS)
+    if (rc == 0 && (code = tagg_mpi_reduce(mine, all, (int)N, MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS)
         TAGG_ERR_MPI("MPI_Reduce (drained sizes)", code), rc = -1;
     if (rc == 0 && f->rank == 0 &&
         (!(counts = malloc((size_t)f->size * sizeof *counts)) || !(displs = malloc((size_t)f->size * sizeof *displs))))
@@ -233,7 +234,7 @@ int tagg_sub_drain(tagg_file_t *f)
     if (rc == 0)
         rc = tagg_agree(f->comm, rc, "gathering the drained checksums");
     if (rc == 0)
-        MPI_Gather(&m, 1, MPI_INT, counts, 1, MPI_INT, 0, f->comm);
+        tagg_mpi_gather(&m, 1, MPI_INT, counts, 1, MPI_INT, 0, f->comm);
     if (rc == 0 && f->rank == 0) {
         for (int r = 0; r < f->size; r++)
             displs[r] = tot, tot += counts[r];
@@ -243,7 +244,7 @@ int tagg_sub_drain(tagg_file_t *f)
     if (rc == 0)
         rc = tagg_agree(f->comm, rc, "gathering the drained checksums");
     if (rc == 0)
-        MPI_Gatherv(st, m, MPI_UINT64_T, allst, counts, displs, MPI_UINT64_T, 0, f->comm);
+        tagg_mpi_gatherv(st, m, MPI_UINT64_T, allst, counts, displs, MPI_UINT64_T, 0, f->comm);
     if (rc == 0 && f->rank == 0) { /* the ordinary index replaces the node-local one */
         if (tagg_sf_index_init(&nx, s->ix.stripe, N) < 0)
             snprintf(err, sizeof err, "out of memory"), rc = -1;
@@ -285,11 +286,11 @@ int tagg_sub_del_nvr(MPI_Comm comm, int rank, const tagg_config_t *cfg, tagg_sf_
     uint64_t n    = 0;
     if (rank == 0 && tagg_sf_index_format(ix, &text, &len) == 0)
         n = len;
-    MPI_Bcast(&n, 1, MPI_UINT64_T, 0, comm);
+    tagg_mpi_bcast(&n, 1, MPI_UINT64_T, 0, comm);
     if (rank != 0 && n && !(text = malloc(n)))
         n = 0; /* fails below */
     if (n)
-        MPI_Bcast(text, (int)n, MPI_CHAR, 0, comm);
+        tagg_mpi_bcast(text, (int)n, MPI_CHAR, 0, comm);
     if (rank != 0 && !n)
         snprintf(err, ERRLEN, "out of memory"), rc = -1;
     else if (rank != 0 && tagg_sf_index_parse(text, (size_t)n, ix, err, ERRLEN) < 0)
@@ -304,7 +305,7 @@ int tagg_sub_del_nvr(MPI_Comm comm, int rank, const tagg_config_t *cfg, tagg_sf_
             rc = -1;
         }
     free(text);
-    MPI_Barrier(comm);
+    tagg_mpi_barrier(comm);
     return rc;
 }
 

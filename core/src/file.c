@@ -61,7 +61,7 @@ static int detect_layout(const char *path, MPI_Comm comm, int configured)
     MPI_Comm_rank(comm, &rank);
     if (rank == 0)
         found = probe_layout(path);
-    if (MPI_Bcast(&found, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
+    if (tagg_mpi_bcast(&found, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
         found = -1;
     return found < 0 ? configured : found;
 }
@@ -204,7 +204,7 @@ static int bcast_string(MPI_Comm comm, int rank, const char *s, char **out)
 {
     long long len = rank == 0 ? (s ? (long long)strlen(s) : -1) : 0;
     *out          = NULL;
-    if (MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, comm) != MPI_SUCCESS)
+    if (tagg_mpi_bcast(&len, 1, MPI_LONG_LONG, 0, comm) != MPI_SUCCESS)
         return tagg_agree(comm, -1, "broadcasting the configuration");
     if (len < 0)
         return 0;
@@ -217,7 +217,7 @@ static int bcast_string(MPI_Comm comm, int rank, const char *s, char **out)
     }
     if (rank == 0)
         memcpy(buf, s, (size_t)len + 1);
-    MPI_Bcast(buf, (int)len + 1, MPI_CHAR, 0, comm);
+    tagg_mpi_bcast(buf, (int)len + 1, MPI_CHAR, 0, comm);
     *out = buf;
     return 0;
 }
@@ -472,7 +472,7 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size)
     else {
         /* Subfiles: the stores know their sizes; every rank's earlier writes
          * are done before they are asked. */
-        int code = MPI_Barrier(f->comm);
+        int code = tagg_mpi_barrier(f->comm);
         if (code != MPI_SUCCESS) {
             TAGG_ERR_MPI("MPI_Barrier", code);
             return -1;
@@ -542,7 +542,7 @@ int tagg_file_close(tagg_file_t *f)
     int to_file = f->cfg.summary && *f->cfg.summary;
     if (to_file) {
         memset(&total, 0, sizeof total);
-        MPI_Reduce(&f->stats, &total, (int)NSTATS, MPI_UINT64_T, MPI_SUM, 0, f->comm);
+        tagg_mpi_reduce(&f->stats, &total, (int)NSTATS, MPI_UINT64_T, MPI_SUM, 0, f->comm);
         if (f->rank == 0 && print_summary(f, &total) < 0)
             rc = -1;
     }

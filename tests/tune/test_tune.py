@@ -149,7 +149,7 @@ def test_fit_writes_table_and_model(tmp_path):
     assert len(errs) == 3
     assert min(errs.values()) < 25, out  # the synthetic machine is learnable
     shown = subprocess.run([sys.executable, TOOL, "show", str(model)], capture_output=True, text=True, check=True).stdout
-    assert "the engine may choose aggregators" in shown
+    assert "the engine may choose aggregators" in shown and "predicts ln(seconds per byte of the call)" in shown
     # choose: many pieces per rank must go through aggregators, one small
     # piece per rank must not (by construction, by factors of 3 and 30)
     many = [16, 4, 1 << 20, 0.25, 256, 0.5, 0.5, 3, 0, 1, 0, 4 << 20, 2, 0, 0, 1]

@@ -337,3 +337,38 @@ def test_cross_validation_fits_on_training_folds_only(monkeypatch):
                     assert ids <= s or not ids & s
     assert any(l.startswith("noise floor") for l in lines), lines
     assert any("whole kernels held out (4 kernels)" in l for l in lines), lines
+
+
+@pytest.mark.parametrize("target", ["seconds", "per_byte"])
+def test_c_choice_is_the_fastest_prediction(target, tmp_path):
+    """The engine's choice (tagg_tune_choose, via tagg-tune-eval --choose) on a
+    fitted model is the combination of candidate settings with the smallest
+    prediction among those a call can have, found here by brute force in Python."""
+    import itertools
+    rows = [dict(zip(tt.VOCAB + ["t_plan", "t_move", "t_fs", "t_total"], r)) for r in synthetic_rows(400)]
+    for r in rows:
+        r["buffers"] = random.Random(int(r["t_total"] * 1e9)).choice([2, 4])
+    inputs = ["ranks", "bytes_per_rank", "pieces_per_rank", "direct", "aggregators", "buffer_size", "buffers"]
+    args = argparse.Namespace(center="rel", target=target, seed=1, trees=20)
+    _, text = tt.fit_export(rows, inputs, "random_forest", args)
+    model = tmp_path / "m.tune"
+    model.write_text(text)
+    m = tt.load_model(str(model))
+    assert set(m["cands"]) == {"direct", "aggregators", "buffer_size", "buffers"}
+    probes = [[r[k] for k in tt.VOCAB] for r in rows[:60]]
+    out = subprocess.run([EVAL, "--choose", str(model)], input="".join(" ".join(repr(float(x)) for x in p) + "\n" for p in probes),
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert len(out) == len(probes)
+    names = list(m["cands"])
+    for p, line in zip(probes, out):
+        best = math.inf
+        for combo in itertools.product(*(m["cands"][k] for k in names)):
+            x = dict(zip(tt.VOCAB, p), **dict(zip(names, combo)))
+            if (x["direct"] >= 0.5) != (x["aggregators"] == 0):
+                continue  # no call has it
+            best = min(best, tt.predict_one(m, x))
+        w = line.split()
+        assert float(w[0]) == pytest.approx(best, rel=1e-12), (p, line)
+        chosen = dict(zip(tt.VOCAB, p), **{kv.split("=")[0]: float(kv.split("=")[1]) for kv in w[1:]})
+        assert tt.predict_one(m, chosen) == pytest.approx(best, rel=1e-12)
+        assert (chosen["direct"] >= 0.5) == (chosen["aggregators"] == 0)

@@ -75,6 +75,7 @@ struct tagg_tune_model {
     int     ncand;
     cand_t  cand[TAGG_TV_COUNT_];
     double  init, rate; /* gbdt */
+    int     per_byte;   /* target log_seconds_per_byte: the trees predict ln(seconds / bytes of the call) */
     uint64_t sum;       /* the 'end' line's checksum */
     int     ntrees;
     tree_t *tree;
@@ -279,8 +280,10 @@ int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char 
         goto done;
     }
     TAKE();
-    if (strcmp(r.buf, "target log_seconds") != 0) {
-        fail(&r, "expected 'target log_seconds'");
+    if (strcmp(r.buf, "target log_seconds_per_byte") == 0)
+        m->per_byte = 1;
+    else if (strcmp(r.buf, "target log_seconds") != 0) {
+        fail(&r, "expected 'target log_seconds' or 'target log_seconds_per_byte'");
         goto done;
     }
     TAKE();
@@ -468,6 +471,12 @@ int tagg_tune_load(const char *path, tagg_tune_model_t **out, char *err, size_t 
 
 /* ---- evaluation ---------------------------------------------------------- */
 
+double tagg_tune_call_bytes(const double x[TAGG_TV_COUNT_])
+{
+    double b = x[TAGG_TV_RANKS] * x[TAGG_TV_BYTES_PER_RANK];
+    return b > 1.0 ? b : 1.0; /* also when NaN */
+}
+
 double tagg_tune_predict(const tagg_tune_model_t *m, const double x[TAGG_TV_COUNT_], int *leaves)
 {
     float in[TAGG_TV_COUNT_];
@@ -484,7 +493,9 @@ double tagg_tune_predict(const tagg_tune_model_t *m, const double x[TAGG_TV_COUN
         sum += nd[i].value;
     }
     double ln = m->kind == KIND_GBDT ? m->init + m->rate * sum : sum / m->ntrees;
-    return exp(ln);
+    /* per byte: the bytes of the call are pattern, the same for every candidate
+     * setting, so the choice's order is the trees' order either way */
+    return m->per_byte ? exp(ln) * tagg_tune_call_bytes(x) : exp(ln);
 }
 
 double tagg_tune_choose(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_])

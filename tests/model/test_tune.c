@@ -216,6 +216,30 @@ static void test_bad_files(void **state)
     expect_error("node 1 1 1000000", "node 1 7 1000000", 1, "input '7' is not an integer in -1..1");
     expect_error("node 5 -1 0 -1 -1 0", "node 5 -1 0 -1 -1 1", 0, "checksum mismatch");
     expect_error("combine mean", "combine gbdt 0 1", 1, "expected 'combine mean'");
+    expect_error("target log_seconds", "target bandwidth", 1, "line 3: expected 'target log_seconds'");
+}
+
+/* target log_seconds_per_byte: seconds = exp(trees) * max(1, ranks * bytes_per_rank),
+ * and the choice among settings is the trees' order (the bytes are the call's) */
+static void test_per_byte(void **state)
+{
+    (void)state;
+    /* ln(s/B) = -20 direct, -21 aggregated (aggregated is faster per byte) */
+    tagg_tune_model_t *m = load("tagg-tune model 1\nkind decision_tree\ntarget log_seconds_per_byte\ninputs 1\n"
+                                "input direct\ncandidates direct 0 1\ncombine mean\ntrees 1\n"
+                                "tree 0 3\nnode 0 0 0.5 1 2 0\nnode 1 -1 0 -1 -1 -21\nnode 2 -1 0 -1 -1 -20\n");
+    double x[TAGG_TV_COUNT_] = {0};
+    x[TAGG_TV_RANKS] = 4, x[TAGG_TV_BYTES_PER_RANK] = 1.5e6, x[TAGG_TV_DIRECT] = 1;
+    assert_double_equal(tagg_tune_call_bytes(x), 6e6, 0);
+    assert_double_equal(tagg_tune_predict(m, x, NULL), exp(-20.0) * 6e6, 1e-18);
+    int forced[TAGG_TV_COUNT_] = {0};
+    assert_double_equal(tagg_tune_choose(m, x, forced), exp(-21.0) * 6e6, 1e-18);
+    assert_double_equal(x[TAGG_TV_DIRECT], 0, 0);
+    /* a call of no bytes counts as one byte: a prediction, not 0 */
+    x[TAGG_TV_BYTES_PER_RANK] = 0;
+    assert_double_equal(tagg_tune_call_bytes(x), 1, 0);
+    assert_double_equal(tagg_tune_predict(m, x, NULL), exp(-21.0), 1e-18);
+    tagg_tune_free(m);
 }
 
 static void test_truncation_everywhere(void **state)
@@ -296,6 +320,7 @@ int main(void)
         cmocka_unit_test(test_predict_tree),    cmocka_unit_test(test_choose),
         cmocka_unit_test(test_gbdt_and_forest), cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_truncation_everywhere), cmocka_unit_test(test_fuzz),
+        cmocka_unit_test(test_per_byte),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

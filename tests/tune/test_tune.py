@@ -8,6 +8,7 @@
 - tagg-tune fit prints the cross-validated error table and writes a model the
   C side accepts; an edited model is refused.
 """
+import argparse
 import importlib.machinery
 import importlib.util
 import json
@@ -92,20 +93,22 @@ def c_eval(model, X_full):
     return np.array([float(r[0]) for r in res]), np.array([[int(x) for x in r[1:]] for r in res])
 
 
+@pytest.mark.parametrize("target", ["seconds", "per_byte"])
 @pytest.mark.parametrize("kind", ["decision_tree", "random_forest", "gradient_boosting"])
-def test_c_evaluator_is_sklearn(kind, tmp_path):
+def test_c_evaluator_is_sklearn(kind, target, tmp_path):
     from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
     from sklearn.tree import DecisionTreeRegressor
     rows = synthetic_rows()
     inputs = ["ranks", "bytes_per_rank", "pieces_per_rank", "fs_kind", "direct", "aggregators", "buffer_size"]
     idx = [tt.VOCAB.index(k) for k in inputs]
     X = np.array([[r[i] for i in idx] for r in rows])
-    y = np.log([r[-1] for r in rows])
+    y = tt.target_of([dict(zip(tt.VOCAB + ["t_total"], r[:VOCAB_LEN] + [r[-1]])) for r in rows], target)
     est = {"decision_tree": DecisionTreeRegressor(random_state=0),
            "random_forest": RandomForestRegressor(n_estimators=20, random_state=0, n_jobs=1),
            "gradient_boosting": GradientBoostingRegressor(n_estimators=30, random_state=0)}[kind].fit(X, y)
     model = tmp_path / "m.tune"
-    model.write_text(tt.export(kind, est, inputs, [("aggregators", [0.0, 1.0, 2.0, 4.0])]))
+    model.write_text(tt.export(kind, est, inputs, [("aggregators", [0.0, 1.0, 2.0, 4.0])], target))
+    assert ("target log_seconds_per_byte\n" in model.read_text()) == (target == "per_byte")
     # inputs off the training grid too, and values that sit exactly on thresholds
     rnd = random.Random(9)
     probe = [r[:VOCAB_LEN] for r in rows]
@@ -126,7 +129,7 @@ def test_c_evaluator_is_sklearn(kind, tmp_path):
     assert leaves_c.shape == leaves_sk.shape
     mism = np.argwhere(leaves_c != leaves_sk)
     assert len(mism) == 0, "C and scikit-learn reach different leaves at %s" % mism[:5]
-    pred_sk = np.exp(est.predict(Xp))
+    pred_sk = tt.seconds_of(est.predict(Xp), [dict(zip(tt.VOCAB, v)) for v in probe], target)
     np.testing.assert_allclose(pred_c, pred_sk, rtol=1e-12)
     # the Python reader of model files agrees as well
     m = tt.load_model(str(model))
@@ -146,7 +149,7 @@ def test_fit_writes_table_and_model(tmp_path):
     assert len(errs) == 3
     assert min(errs.values()) < 25, out  # the synthetic machine is learnable
     shown = subprocess.run([sys.executable, TOOL, "show", str(model)], capture_output=True, text=True, check=True).stdout
-    assert "the engine may choose aggregators" in shown
+    assert "the engine may choose aggregators" in shown and "predicts ln(seconds per byte of the call)" in shown
     # choose: many pieces per rank must go through aggregators, one small
     # piece per rank must not (by construction, by factors of 3 and 30)
     many = [16, 4, 1 << 20, 0.25, 256, 0.5, 0.5, 3, 0, 1, 0, 4 << 20, 2, 0, 0, 1]
@@ -218,3 +221,154 @@ def test_bench_csv_medians_and_reps(tmp_path):
     assert b["tuned"]["write"] == [20.0, 10.0, 30.0, [10.0, 30.0]]
     assert b["tuned"]["read"] == [30.0, 20.0, 40.0, [20.0, 40.0]]
     assert b["bad"]["write"][0] is None
+
+
+def test_rel_center_minimises_relative_error():
+    """The center fitted per pattern x settings is the value with the smallest
+    sum of |c - t| / t over the repetitions (checked against every candidate),
+    and with one stall in the repetitions it stays with the bulk, below the median."""
+    rnd = random.Random(5)
+    for _ in range(200):
+        ts = [rnd.lognormvariate(-5, 1.0) for _ in range(rnd.randint(1, 9))]
+        c = tt.rel_center(ts)
+        assert c in ts
+        cost = lambda v: sum(abs(v - t) / t for t in ts)
+        assert cost(c) <= min(cost(t) for t in ts) * (1 + 1e-12)
+        assert cost(c) <= min(cost(min(ts) + k * (max(ts) - min(ts)) / 50) for k in range(51)) * (1 + 1e-12)
+    ts = [0.010, 0.011, 0.012, 0.5, 0.6]  # two stalls of 50x: the median is 0.012
+    assert tt.rel_center(ts) == 0.011
+
+
+def test_training_rows_group_repetitions():
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    rows = [dict(base, t_total=t) for t in (0.010, 0.011, 0.012, 0.5, 0.6)]
+    rows.append(dict(base, direct=1, aggregators=0, t_total=0.02))
+    rows.append(dict(base, t_total=3.0, _kernel="other"))
+    tr = tt.training_rows(rows, "rel")
+    by = {(r.get("_kernel"), r["direct"]): r for r in tr}
+    assert len(tr) == 3
+    assert by[(None, 0)]["t_total"] == 0.011 and by[(None, 0)]["_n"] == 5
+    assert by[(None, 1)]["_n"] == 1 and by[("other", 0)]["t_total"] == 3.0
+    assert {r["t_total"] for r in tt.training_rows(rows, "median")} == {0.012, 0.02, 3.0}
+    assert len(tt.training_rows(rows, "none")) == len(rows)
+
+
+def test_pattern_key_holds_out_whole_kernels():
+    """The whole-pattern CV never tests a call whose write/read or file-system
+    twin is in training: the unit is the kernel, else the shape."""
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    assert tt.pattern_key(dict(base, fs_kind=3, is_read=1)) == tt.pattern_key(base)
+    assert tt.pattern_key(dict(base, bytes_per_rank=4096)) != tt.pattern_key(base)
+    assert tt.pattern_key(dict(base, _kernel="s3d-32")) == tt.pattern_key(dict(base, bytes_per_rank=7, _kernel="s3d-32"))
+
+
+def machine_rows(sizes, reps=5, seed=4):
+    """A bandwidth-bound machine: t = B / (300 MB/s direct, 600 MB/s aggregated)
+    with a stall (x20) in one repetition of five."""
+    rnd = random.Random(seed)
+    rows = []
+    for bpr in sizes:
+        for direct in (0, 1):
+            for rep in range(reps):
+                t = 2 * bpr / (300e6 if direct else 600e6) * math.exp(rnd.gauss(0, 0.03)) * (20 if rep == 2 else 1)
+                rows.append(dict(zip(tt.VOCAB, [2, 1, bpr, 0, 1, 1, 1, 1, 0, direct, 0 if direct else 1,
+                                                4 << 20, 2, 0, 0, 0]), t_total=t, _kernel="k%d" % bpr, _stall=rep == 2))
+    return rows
+
+
+@pytest.mark.parametrize("kind", ["decision_tree", "random_forest", "gradient_boosting"])
+def test_per_byte_target_carries_to_unseen_sizes(kind):
+    """A size between the trained ones: ln(seconds) trees predict the time of a
+    trained size (off by up to 8x), ln(seconds per byte) trees the right time."""
+    train = machine_rows([1 << 20, 64 << 20])
+    test = [r for r in machine_rows([8 << 20]) if not r["_stall"]]
+    inputs = ["bytes_per_rank", "direct", "aggregators"]
+    errs = {}
+    for target in ("seconds", "per_byte"):
+        args = argparse.Namespace(center="rel", target=target, seed=1, trees=20)
+        est, _ = tt.fit_one(kind, train, inputs, args)
+        pred = tt.seconds_of(est.predict(tt.features(test, inputs)), test, target)
+        true = np.array([r["t_total"] for r in test])
+        errs[target] = float(np.mean(np.abs(pred - true) / true))
+    assert errs["per_byte"] < 0.1 and errs["seconds"] > 0.5, errs
+
+
+def test_rel_center_beats_every_record_fit_on_stalls():
+    """Fitted on every record (ln t, squared loss) a model sits above the bulk of
+    the calls (the stalls pull the mean of ln t up); on the relative-error center
+    of the repetitions, it predicts the bulk."""
+    rows = machine_rows([1 << 20, 8 << 20, 64 << 20], reps=5)
+    inputs = ["bytes_per_rank", "direct", "aggregators"]
+    true = np.array([r["t_total"] for r in rows])
+    errs = {}
+    for center in ("none", "rel"):
+        args = argparse.Namespace(center=center, target="per_byte", seed=1, trees=20)
+        est, _ = tt.fit_one("decision_tree", rows, inputs, args)
+        pred = tt.seconds_of(est.predict(tt.features(rows, inputs)), rows, "per_byte")
+        errs[center] = float(np.median(np.abs(pred - true) / true))
+    assert errs["rel"] < 0.05 and errs["none"] > 0.5, errs
+
+
+def test_cross_validation_fits_on_training_folds_only(monkeypatch):
+    """No fold's model sees a test row, not even inside a group's center."""
+    rows = machine_rows([1 << 20, 4 << 20, 16 << 20, 64 << 20], reps=3)
+    for i, r in enumerate(rows):
+        r["_id"] = i
+    seen = []
+    real = tt.fit_one
+
+    def spy(kind, tr, inputs, args):
+        seen.append({r["_id"] for r in tr})
+        return real(kind, tr, inputs, args)
+    monkeypatch.setattr(tt, "fit_one", spy)
+    args = argparse.Namespace(center="rel", target="per_byte", seed=1, trees=5, folds=4)
+    lines = []
+    for by_pattern in (False, True):
+        seen.clear()
+        tt.cross_validate(rows, ["bytes_per_rank", "direct"], ["decision_tree"], args, by_pattern, lines.append)
+        assert len(seen) == 4
+        # each row is left out of exactly one fold's training
+        for r in rows:
+            assert sum(r["_id"] not in s for s in seen) == 1
+        if by_pattern:  # whole kernels: a kernel is all in or all out of a fold
+            for s in seen:
+                for k in {r["_kernel"] for r in rows}:
+                    ids = {r["_id"] for r in rows if r["_kernel"] == k}
+                    assert ids <= s or not ids & s
+    assert any(l.startswith("noise floor") for l in lines), lines
+    assert any("whole kernels held out (4 kernels)" in l for l in lines), lines
+
+
+@pytest.mark.parametrize("target", ["seconds", "per_byte"])
+def test_c_choice_is_the_fastest_prediction(target, tmp_path):
+    """The engine's choice (tagg_tune_choose, via tagg-tune-eval --choose) on a
+    fitted model is the combination of candidate settings with the smallest
+    prediction among those a call can have, found here by brute force in Python."""
+    import itertools
+    rows = [dict(zip(tt.VOCAB + ["t_plan", "t_move", "t_fs", "t_total"], r)) for r in synthetic_rows(400)]
+    for r in rows:
+        r["buffers"] = random.Random(int(r["t_total"] * 1e9)).choice([2, 4])
+    inputs = ["ranks", "bytes_per_rank", "pieces_per_rank", "direct", "aggregators", "buffer_size", "buffers"]
+    args = argparse.Namespace(center="rel", target=target, seed=1, trees=20)
+    _, text = tt.fit_export(rows, inputs, "random_forest", args)
+    model = tmp_path / "m.tune"
+    model.write_text(text)
+    m = tt.load_model(str(model))
+    assert set(m["cands"]) == {"direct", "aggregators", "buffer_size", "buffers"}
+    probes = [[r[k] for k in tt.VOCAB] for r in rows[:60]]
+    out = subprocess.run([EVAL, "--choose", str(model)], input="".join(" ".join(repr(float(x)) for x in p) + "\n" for p in probes),
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert len(out) == len(probes)
+    names = list(m["cands"])
+    for p, line in zip(probes, out):
+        best = math.inf
+        for combo in itertools.product(*(m["cands"][k] for k in names)):
+            x = dict(zip(tt.VOCAB, p), **dict(zip(names, combo)))
+            if (x["direct"] >= 0.5) != (x["aggregators"] == 0):
+                continue  # no call has it
+            best = min(best, tt.predict_one(m, x))
+        w = line.split()
+        assert float(w[0]) == pytest.approx(best, rel=1e-12), (p, line)
+        chosen = dict(zip(tt.VOCAB, p), **{kv.split("=")[0]: float(kv.split("=")[1]) for kv in w[1:]})
+        assert tt.predict_one(m, chosen) == pytest.approx(best, rel=1e-12)
+        assert (chosen["direct"] >= 0.5) == (chosen["aggregators"] == 0)

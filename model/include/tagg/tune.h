@@ -15,7 +15,11 @@
  *
  *   tagg-tune model 1
  *   kind random_forest            decision_tree | random_forest | gradient_boosting
- *   target log_seconds            the trees predict ln(seconds of the call)
+ *   target log_seconds            the trees predict ln(seconds of the call), or
+ *                                 log_seconds_per_byte: ln(seconds / B), B the bytes of
+ *                                 the call (tagg_tune_call_bytes), so the seconds are
+ *                                 exp(trees) * B (time per byte varies far less with
+ *                                 the size than time does; the seed predicted bandwidth)
  *   inputs 3                      how many inputs, then one line each, in order:
  *   input ranks                   a name of the vocabulary below
  *   input bytes_per_rank
@@ -105,6 +109,10 @@ int tagg_tune_trees(const tagg_tune_model_t *m);
 int tagg_tune_inputs(const tagg_tune_model_t *m);
 /* 1 when the model uses variable v as an input. */
 int tagg_tune_uses(const tagg_tune_model_t *m, int v);
+
+/* Bytes of the call for a per-byte target: max(1, ranks * bytes_per_rank),
+ * computed exactly so by tagg-tune. */
+double tagg_tune_call_bytes(const double x[TAGG_TV_COUNT_]);
 
 /* Predicted seconds for the full vocabulary vector x[TAGG_TV_COUNT_] (the
  * model reads the inputs it names).  leaves (may be NULL): per tree, the

@@ -106,6 +106,28 @@ static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
     return 0;
 }
 
+/* Incompressible data costs no more than a copy: before compressing a large
+ * stripe whole, three samples (its start, middle and end, 16 KiB each) are
+ * compressed; when together they do not shrink by 1/32 the stripe is stored
+ * raw untried (random or already compressed data: the whole would not shrink
+ * by the 1/64 that storing it compressed needs). Called with z->mu held. */
+#define PROBE_SAMPLE (16u << 10)
+static int probe_says_raw(tagg_sfz_t *z, const unsigned char *buf, size_t len)
+{
+    if (len < 16 * (size_t)PROBE_SAMPLE)
+        return 0;
+    size_t at[3] = {0, (len / 2) & ~(size_t)4095, len - PROBE_SAMPLE}, in = 0, out = 0;
+    char   msg[64];
+    for (int i = 0; i < 3; i++) {
+        size_t stored = 0;
+        if (z->codec->encode(&z->opts, buf + at[i], PROBE_SAMPLE, z->zbuf + TAGG_SFZ_HDR, z->zcap - TAGG_SFZ_HDR,
+                             &stored, msg, sizeof msg) != 0)
+            return 0; /* the whole decides */
+        in += PROBE_SAMPLE, out += stored;
+    }
+    return out + in / 32 >= in;
+}
+
 int tagg_sfz_put_whole(tagg_sfz_t *z, int fd, uint64_t base, const void *buf, size_t len, uint64_t crc, uint64_t *form,
                        char *err, size_t errlen)
 {
@@ -120,7 +142,11 @@ int tagg_sfz_put_whole(tagg_sfz_t *z, int fd, uint64_t base, const void *buf, si
             return -1;
         }
         char msg[256];
-        if (z->codec->encode(&z->opts, buf, len, z->zbuf + TAGG_SFZ_HDR, z->zcap - TAGG_SFZ_HDR, &stored, msg,
+        int  skip = probe_says_raw(z, buf, len);
+        if (skip)
+            __atomic_add_fetch(&z->probe_raw, 1, __ATOMIC_RELAXED);
+        if (!skip &&
+            z->codec->encode(&z->opts, buf, len, z->zbuf + TAGG_SFZ_HDR, z->zcap - TAGG_SFZ_HDR, &stored, msg,
                              sizeof msg) == 0 &&
             TAGG_SFZ_HDR + stored + len / 64 < len) {
             make_header((unsigned char *)z->zbuf, z->enc, len, stored, crc);

@@ -63,8 +63,9 @@ typedef struct {
     size_t              zcap;
     char               *lbuf; /* one logical stripe (expansions) */
     pthread_mutex_t     mu;   /* the buffers; expansions of this process */
-    /* statistics: whole stripes given to the codec */
-    uint64_t logical, stored, raw_stripes, comp_stripes;
+    /* statistics: whole stripes given to the codec; probe_raw: of the raw
+     * ones, those whose samples did not shrink (the whole was not tried) */
+    uint64_t logical, stored, raw_stripes, comp_stripes, probe_raw;
 } tagg_sfz_t;
 
 /* enc 0: no compression of writes (the context still expands and probes).

@@ -483,6 +483,50 @@ static void test_stripes(void **state)
     tagg_sf_index_free(&ix);
 }
 
+/* Large stripes are probed first: noise is stored raw without compressing the
+ * whole (probe_raw), smooth data is compressed, and a stripe that is noise at
+ * the three sample points but compressible elsewhere is stored raw (the price
+ * of the probe), and reads back exactly either way. */
+static void test_stripe_probe(void **state)
+{
+    (void)state;
+    enum { S = 1 << 20 };
+    char path[] = "/tmp/tagg-sfzp-XXXXXX";
+    int  fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    static unsigned char noise[S], smooth[S], mixed[S], back[S], scratch[S];
+    uint64_t r = 2463534242ULL;
+    for (int i = 0; i < S; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        noise[i]  = (unsigned char)r;
+        smooth[i] = (unsigned char)(i / 256);
+        mixed[i]  = i < (16 << 10) || (i >= S / 2 && i < S / 2 + (16 << 10)) || i >= S - (16 << 10) ? noise[i] : 0;
+    }
+    char err[512];
+    for (unsigned enc = 1; enc < TAGG_SFZ_COUNT_; enc++) {
+        tagg_sfz_t z;
+        uint64_t   form;
+        assert_int_equal(tagg_sfz_init(&z, enc, NULL, S, err, sizeof err), 0);
+        assert_int_equal(ftruncate(fd, 0), 0);
+        const unsigned char *data[3] = {noise, smooth, mixed};
+        int                  want_packed[3] = {0, 1, 0};
+        for (int k = 0; k < 3; k++) {
+            assert_int_equal(tagg_sfz_put_whole(&z, fd, (uint64_t)k * S, data[k], S, tagg_crc64(0, data[k], S), &form,
+                                                err, sizeof err), 0);
+            assert_int_equal(form != 0, want_packed[k]);
+            memset(back, 0xee, S);
+            assert_int_equal(tagg_sfz_slot_load(fd, (uint64_t)k * S, S, UINT64_MAX, back, scratch, &form, err, sizeof err), 0);
+            assert_memory_equal(back, data[k], S);
+        }
+        assert_int_equal(z.probe_raw, 2);
+        assert_int_equal(z.raw_stripes, 2);
+        assert_int_equal(z.comp_stripes, 1);
+        tagg_sfz_free(&z);
+    }
+    close(fd);
+}
+
 /* Compressed stripes (sf_stripe_codec.h) on a temporary subfile: a whole
  * stripe stored compressed and read back by its form and by probing the slot,
  * an incompressible one stored raw, a partial write that expands a compressed
@@ -543,6 +587,7 @@ static void test_stripe_codec(void **state)
         assert_int_equal(f2, 0);
         assert_int_equal(z.comp_stripes, 1);
         assert_int_equal(z.raw_stripes, 1);
+        assert_int_equal(z.probe_raw, 0); /* a 16 KiB stripe is tried whole */
         /* the stored block, for the fuzz */
         size_t n = (size_t)TAGG_SFZ_FORM_STORED(form);
         assert_int_equal(tagg_sf_pread_upto(fd, blk, n, S, UINT64_MAX), 0);
@@ -769,6 +814,7 @@ int main(void)
         cmocka_unit_test(test_crc_shift),
         cmocka_unit_test(test_notes_write),
         cmocka_unit_test(test_stripe_codec),
+        cmocka_unit_test(test_stripe_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

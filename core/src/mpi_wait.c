@@ -18,13 +18,6 @@
 #include <sched.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 int tagg_mpi_wait(MPI_Request *req, MPI_Status *st)
 {
     int    done = 0, code;
@@ -33,10 +26,10 @@ int tagg_mpi_wait(MPI_Request *req, MPI_Status *st)
         if ((code = MPI_Test(req, &done, st)) != MPI_SUCCESS || done)
             return code;
         if (n == 0) {
-            t0 = now();
+            t0 = MPI_Wtime();
             continue;
         }
-        double waited = now() - t0;
+        double waited = MPI_Wtime() - t0;
         if (waited < 20e-6)
             continue;
         if (waited < 2e-3) {
@@ -48,67 +41,64 @@ int tagg_mpi_wait(MPI_Request *req, MPI_Status *st)
     }
 }
 
+/* A nonblocking collective just started (its code), waited for. */
+static int started(int code, MPI_Request *req)
+{
+    return code != MPI_SUCCESS ? code : tagg_mpi_wait(req, MPI_STATUS_IGNORE);
+}
+
 int tagg_mpi_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     MPI_Request req;
-    int         code = MPI_Iallreduce(in, out, count, type, op, comm, &req);
-    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+    return started(MPI_Iallreduce(in, out, count, type, op, comm, &req), &req);
 }
 
 int tagg_mpi_allgather(const void *in, int n, MPI_Datatype t, void *out, int m, MPI_Datatype u, MPI_Comm comm)
 {
     MPI_Request req;
-    int         code = MPI_Iallgather(in, n, t, out, m, u, comm, &req);
-    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+    return started(MPI_Iallgather(in, n, t, out, m, u, comm, &req), &req);
 }
 
 int tagg_mpi_alltoall(const void *in, int n, MPI_Datatype t, void *out, int m, MPI_Datatype u, MPI_Comm comm)
 {
     MPI_Request req;
-    int         code = MPI_Ialltoall(in, n, t, out, m, u, comm, &req);
-    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+    return started(MPI_Ialltoall(in, n, t, out, m, u, comm, &req), &req);
 }
 
 int tagg_mpi_alltoallv(const void *in, const int *sc, const int *sd, MPI_Datatype t, void *out, const int *rc,
                        const int *rd, MPI_Datatype u, MPI_Comm comm)
 {
     MPI_Request req;
-    int         code = MPI_Ialltoallv(in, sc, sd, t, out, rc, rd, u, comm, &req);
-    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+    return started(MPI_Ialltoallv(in, sc, sd, t, out, rc, rd, u, comm, &req), &req);
 }
 
 int tagg_mpi_bcast(void *buf, int n, MPI_Datatype t, int root, MPI_Comm comm)
 {
     MPI_Request req;
-    int         code = MPI_Ibcast(buf, n, t, root, comm, &req);
-    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+    return started(MPI_Ibcast(buf, n, t, root, comm, &req), &req);
 }
 
 int tagg_mpi_barrier(MPI_Comm comm)
 {
     MPI_Request req;
-    int         code = MPI_Ibarrier(comm, &req);
-    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+    return started(MPI_Ibarrier(comm, &req), &req);
 }
 
 int tagg_mpi_gather(const void *in, int n, MPI_Datatype t, void *out, int m, MPI_Datatype u, int root, MPI_Comm comm)
 {
     MPI_Request req;
-    int         code = MPI_Igather(in, n, t, out, m, u, root, comm, &req);
-    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+    return started(MPI_Igather(in, n, t, out, m, u, root, comm, &req), &req);
 }
 
 int tagg_mpi_gatherv(const void *in, int n, MPI_Datatype t, void *out, const int *rc, const int *rd, MPI_Datatype u,
                      int root, MPI_Comm comm)
 {
     MPI_Request req;
-    int         code = MPI_Igatherv(in, n, t, out, rc, rd, u, root, comm, &req);
-    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+    return started(MPI_Igatherv(in, n, t, out, rc, rd, u, root, comm, &req), &req);
 }
 
 int tagg_mpi_reduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
 {
     MPI_Request req;
-    int         code = MPI_Ireduce(in, out, count, type, op, root, comm, &req);
-    return code != MPI_SUCCESS ? code : tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
+    return started(MPI_Ireduce(in, out, count, type, op, root, comm, &req), &req);
 }

@@ -106,11 +106,12 @@ static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
     return 0;
 }
 
-/* Incompressible data costs no more than a copy: before compressing a large
- * stripe whole, three samples (its start, middle and end, 16 KiB each) are
- * compressed; when together they do not shrink by 1/32 the stripe is stored
- * raw untried (random or already compressed data: the whole would not shrink
- * by the 1/64 that storing it compressed needs). Called with z->mu held. */
+/* Incompressible data should not pay for compressing it whole: before a large
+ * stripe is compressed, three samples (its start, middle and end, 16 KiB each)
+ * are; when together they do not shrink by 1/32 the stripe is stored raw
+ * untried (random or already compressed data: the whole would not shrink by
+ * the 1/64 that storing it compressed needs). The samples still cost codec
+ * time. Called with z->mu held. */
 #define PROBE_SAMPLE (16u << 10)
 static int probe_says_raw(tagg_sfz_t *z, const unsigned char *buf, size_t len)
 {

@@ -9,8 +9,9 @@ add_executable(tagg-bench
   ${CMAKE_CURRENT_SOURCE_DIR}/bench/kernel_array1d.c ${CMAKE_CURRENT_SOURCE_DIR}/bench/kernel_hacc.c
   ${CMAKE_CURRENT_SOURCE_DIR}/bench/kernel_s3d.c ${CMAKE_CURRENT_SOURCE_DIR}/bench/kernel_columns.c
   ${CMAKE_CURRENT_SOURCE_DIR}/bench/kernel_vpic.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/bench/util.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/bench/util.c ${CMAKE_CURRENT_SOURCE_DIR}/common/drop_caches.c)
 target_link_libraries(tagg-bench PRIVATE tagg::hdf5 m)
+target_include_directories(tagg-bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/common)
 install(TARGETS tagg-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # tagg-calibrate: measured tier file for the model (issue 5).
 add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/tagg-calibrate ${CMAKE_CURRENT_BINARY_DIR}/tagg-calibrate)

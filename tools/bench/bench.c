@@ -15,6 +15,7 @@
  * A variant that fails to read or to read back its data fails the run (exit 1). */
 #define _DEFAULT_SOURCE /* sync() */
 #include "bench.h"
+#include "drop_caches.h"
 #include "opts.h"
 
 #include <errno.h>
@@ -169,22 +170,6 @@ static int timed_read(run_t *run, const char *path, hid_t fapl, hid_t dxpl, char
     return rc;
 }
 
-/* sync, then "3" into /proc/sys/vm/drop_caches (--drop-caches-file): the page
- * cache, dentries and inodes of this node (clean pages only: hence the sync first). */
-static int drop_caches(const char *file, char *err, size_t len)
-{
-    sync();
-    int fd = open(file, O_WRONLY);
-    if (fd < 0 || write(fd, "3\n", 2) != 2) {
-        snprintf(err, len, "writing %s: %s", file, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    close(fd);
-    return 0;
-}
-
 /* Between the write and the read phase, untimed: rank 0 of each node drops the
  * caches (--read-cache drop) or evicts the files of this variant from them
  * (fadvise, also the fallback when dropping is not permitted). Every rank learns
@@ -199,7 +184,7 @@ static void cold_cache(run_t *run, const result_t *r)
     file_names(run, r, path, sizeof path, prefix, sizeof prefix);
     MPI_Barrier(MPI_COMM_WORLD); /* every rank has closed the file */
     if (run->node_leader) {
-        if (used == CACHE_DROP && drop_caches(o->drop_file, err, sizeof err) < 0)
+        if (used == CACHE_DROP && tagg_drop_caches(o->drop_file, err, sizeof err) < 0)
             used = CACHE_FADVISE;
         if (used == CACHE_FADVISE) {
             char ferr[BENCH_MSG] = "";

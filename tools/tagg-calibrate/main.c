@@ -18,6 +18,7 @@
 #include "codec.h"
 #include "config.h"
 #include "data.h"
+#include "drop_caches.h"
 #include "tier.h"
 
 #include <errno.h>
@@ -297,18 +298,16 @@ static int measure_requests(const opts_t *o, double *lat, double *bw, char *why,
 
 /* The same for reads (the 'read_request' lines): a file of `total` bytes
  * written once (and fsync'ed), then for each size the page cache is emptied
- * (as root: drop_caches; otherwise posix_fadvise(DONTNEED) on the file, which a file
+ * (as root: sync and drop_caches; otherwise posix_fadvise(DONTNEED) on the file, which a file
  * server's own cache does not obey: *how says which) and the file is read in
  * requests of that size at consecutive offsets; t(s) = time per request. */
 static int evict(int fd, const char **how)
 {
-    FILE *f = fopen("/proc/sys/vm/drop_caches", "w");
-    if (f && fputs("3\n", f) >= 0 && fclose(f) == 0) {
+    char err[256];
+    if (tagg_drop_caches("/proc/sys/vm/drop_caches", err, sizeof err) == 0) {
         *how = "page cache dropped";
         return 0;
     }
-    if (f)
-        fclose(f);
     *how = "posix_fadvise(DONTNEED): a server's cache may still serve reads";
     return posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0 ? 0 : -1;
 }

@@ -15,6 +15,7 @@
  * says so on stderr when not permitted) so that the read comes from storage.
  * Prints one line: "kind=K bytes=B write_s=T read_s=T bad=N" on rank 0. */
 #include "data.h"
+#include "drop_caches.h"
 
 #include <hdf5.h>
 #include <mpi.h>
@@ -25,10 +26,9 @@
 
 static void drop_caches(void)
 {
-    sync();
-    FILE *f = fopen("/proc/sys/vm/drop_caches", "w");
-    if (!f || fputs("3\n", f) < 0 || fclose(f) != 0)
-        fprintf(stderr, "h5-comp-bench: could not drop the page cache: reads may come from it\n");
+    char err[256];
+    if (tagg_drop_caches("/proc/sys/vm/drop_caches", err, sizeof err) < 0)
+        fprintf(stderr, "h5-comp-bench: could not drop the page cache (%s): reads may come from it\n", err);
 }
 
 int main(int argc, char **argv)

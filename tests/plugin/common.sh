@@ -7,3 +7,7 @@ bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
 run() { local n=$1; shift; timeout 300 "$MPIEXEC" $NPFLAG "$n" ${PREFLAGS:-} "$@"; }
 # tagg CMD...: CMD with the tagg VFD as HDF5's driver
 tagg() { HDF5_PLUGIN_PATH=$PLUGIN_DIR HDF5_DRIVER=tagg "$@"; }
+# $each_rank PREFIX CMD...: CMD with its stderr in PREFIX.R, R the rank, so
+# that one rank's error stack cannot interleave with another's (a command, for
+# run: tagg run N $each_rank PREFIX PROG ARGS...)
+each_rank="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/each_rank.sh"

@@ -13,15 +13,16 @@ set -u
 np=$1 prog=$2 fuse=$3 work=$4 topo=$5
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 mkdir -p "$work" && cd "$work" || exit 1
-# every rank's error stack has the pattern (count of distinct "MPI-process R" blocks that mention it)
-on_every_rank() { # FILE PATTERN N
-  local n; n=$(awk -v pat="$2" '/Error detected in tagg .* MPI-process/ {r=$NF} $0 ~ pat && r != "" {seen[r]=1} END {print length(seen)}' "$1")
-  [ "${n:-0}" -ge "$3" ]
+# every rank's error stack has the pattern: the stderr files PREFIX.0 ..
+# PREFIX.N-1 written by "$each_rank" (common.sh) all mention it
+on_every_rank() { # PREFIX PATTERN N
+  local r
+  for r in $(seq 0 $(($3 - 1))); do grep -Eq "$2" "$1.$r" 2>/dev/null || return 1; done
 }
 export WORKLOAD_XFER=coll # every dataset transfer collective (see h5_workload.c)
 NVR=$work/nvr
 CFG="layout=subfiles;destination=nvr;stripe_size=4K;nvr_dir=$NVR;topology=$topo"
-rm -rf ref.h5 sf.h5* fused.h5 "$NVR" ./*.out
+rm -rf ref.h5 sf.h5* fused.h5 "$NVR" ./*.out ./*.err.*
 
 (unset HDF5_DRIVER HDF5_VOL_CONNECTOR HDF5_PLUGIN_PATH; run "$np" "$prog" ref.h5 mpio coll) > ref.out 2>&1 \
   && ok "reference run on the MPI-IO driver" || { bad "reference run"; cat ref.out; }
@@ -71,23 +72,24 @@ rc=$?
 # --- errors on every rank, no hang: a node-local subfile missing (after a reboot)
 cp -a "$NVR" nvr.keep
 rm -f "$NVR/tagg-$uid/$host.vnode1/"sf.h5.*
-HDF5_DRIVER_CONFIG="$CFG" tagg run "$np" "$prog" sf.h5 default coll verify > miss.out 2>&1 \
+HDF5_DRIVER_CONFIG="$CFG" tagg run "$np" "$each_rank" miss.err "$prog" sf.h5 default coll verify > miss.out 2>&1 \
   && bad "reading with a missing node-local subfile succeeded" \
-  || { on_every_rank miss.out "node-local subfile 1 of .* is missing on node $host.vnode1" "$np" \
-         && ok "missing node-local subfile: the error names it on every rank" || { bad "missing subfile message"; tail -30 miss.out; }; }
+  || { on_every_rank miss.err "node-local subfile 1 of .* is missing on node $host.vnode1" "$np" \
+         && ok "missing node-local subfile: the error names it on every rank" || { bad "missing subfile message"; tail -30 miss.out miss.err.*; }; }
 "$fuse" --check sf.h5 > c2.out 2>&1 && bad "--check passed with a subfile missing" \
   || { grep -q "MISSING subfile 1" c2.out && ok "tagg-fuse --check finds it missing" || { bad "--check"; cat c2.out; }; }
 rm -rf "$NVR"; mv nvr.keep "$NVR"
 # ... and a reader on nodes that do not hold the data (no topology: one node, not vnode0/vnode1)
-HDF5_DRIVER_CONFIG="layout=subfiles" tagg run 2 "$prog" sf.h5 default coll verify > other.out 2>&1 \
+HDF5_DRIVER_CONFIG="layout=subfiles" tagg run 2 "$each_rank" other.err "$prog" sf.h5 default coll verify > other.out 2>&1 \
   && bad "a reader on other nodes succeeded" \
-  || { on_every_rank other.out "is node-local on node .* where none of the 2 ranks runs" 2 \
-         && ok "a reader on other nodes: clear error on every rank" || { bad "other nodes message"; tail -20 other.out; }; }
+  || { on_every_rank other.err "is node-local on node .* where none of the 2 ranks runs" 2 \
+         && ok "a reader on other nodes: clear error on every rank" || { bad "other nodes message"; tail -20 other.out other.err.*; }; }
 # out of space while writing (injected ENOSPC on rank 3's node-local write)
-TAGG_FAULT="nvr_write:rank=3" HDF5_DRIVER_CONFIG="$CFG" tagg run "$np" "$prog" nospc.h5 default coll > nospc.out 2>&1
+TAGG_FAULT="nvr_write:rank=3" HDF5_DRIVER_CONFIG="$CFG" tagg run "$np" "$each_rank" nospc.err "$prog" nospc.h5 default coll > nospc.out 2>&1
 rc=$?
+cat nospc.err.* >> nospc.out 2>/dev/null
 [ $rc != 0 ] && [ $rc != 124 ] && grep -q "No space left on device (injected" nospc.out \
-  && on_every_rank nospc.out "failed on rank 3|No space left" "$np" \
+  && on_every_rank nospc.err "failed on rank 3|No space left" "$np" \
   && ok "out of space on one node: every rank fails, no hang" || { bad "out of space, exit $rc"; tail -30 nospc.out; }
 
 # --- drain by tagg-fuse --drain: an ordinary subfiled file beside the index

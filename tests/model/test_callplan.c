@@ -230,7 +230,25 @@ static void test_election(void **state) {
   }
   assert_int_equal(per_node[0], 2);
   assert_int_equal(per_node[1], 2);
+  /* writes: the throttle rule (default tiers, one gateway: fewer streams than
+   * the 4 aggregators); reads: not throttled; a configured throttle: both */
+  int rule = tagg_throttle(fx.topo, &fx.tiers, fx.tiers.source, 4);
+  assert_true(rule >= 1 && rule < 4);
+  assert_int_equal(p.throttle, rule);
   tagg_call_plan_free(&p), tagg_call_plan_free(&q);
+  fx.in.read = 1;
+  p = plan_ok(&fx);
+  assert_int_equal(p.throttle, 0);
+  tagg_call_plan_free(&p);
+  fx.in.throttle = 2;
+  p = plan_ok(&fx);
+  assert_int_equal(p.throttle, 2);
+  tagg_call_plan_free(&p);
+  fx.in.read = 0;
+  p = plan_ok(&fx);
+  assert_int_equal(p.throttle, 2);
+  tagg_call_plan_free(&p);
+  fx.in.throttle = -1;
   /* aggr_per_node=1 with 4 domains on 2 nodes cannot hold: relaxed, still distinct ranks */
   fx.in.per_node = 1;
   p = plan_ok(&fx);

@@ -92,6 +92,7 @@ typedef struct tagg_call_in {
   int nbuf;                        /* buffers per aggregator */
   int naggr;                       /* forced aggregator count (0: the model's) */
   int per_node, throttle;          /* -1: the model's rule, 0: no limit */
+  int read;                        /* the call reads: the throttle rule limits writes only */
   tagg_aggregate_t mode;
   const tagg_fs_perf_t *fs;        /* NULL: the tiers' target */
   double sync_cost;                /* seconds per synchronisation (0: 20 x the MPI latency) */

@@ -482,7 +482,8 @@ static void tapioca_describe(const tagg_file_t *f, char *buf, size_t len)
                      e->tier_text[0] ? " " : "", tagg_aggregate_names[f->cfg.aggregate],
                      (unsigned long long)e->direct_calls, (unsigned long long)e->reused);
     if (e->tune && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " tuned_calls=%llu", (unsigned long long)e->tune_calls);
+        snprintf(buf + n, len - (size_t)n, " tuned_calls=%llu tuning_kept=%llu", (unsigned long long)e->tune_calls,
+                 (unsigned long long)e->tune_kept);
 }
 
 const tagg_backend_ops_t tagg_backend_tapioca = {

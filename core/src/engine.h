@@ -72,8 +72,18 @@ typedef struct tagg_engine {
     int                fs_kind;       /* this rank's statfs view (sent in its row) */
     int                fs_kind_agreed; /* the ranks' common view, 0 when they differ */
     uint64_t           tune_calls;    /* calls whose settings the model chose */
+    uint64_t           tune_kept;     /* calls where the model's gain was within its margin: the cost model's choice */
     int                tune_cached;   /* tune belongs to the process's model cache (engine_tune.c) */
     double             tune_pred;     /* the last choice's predicted seconds */
+    /* the last decision, for the next call of the same pattern and starting
+     * settings (h5bench's timesteps, HACC's variables: direct calls have no
+     * plan to reuse, and evaluating the trees and the cost model's plan again
+     * costs tens of microseconds a call) */
+    struct tagg_tune_memo {
+        int    ok;
+        double x[TAGG_TV_COUNT_];
+        int    kept, mode, naggr, throttle;
+    } tune_memo[2]; /* [direction]: reads and writes alternate (HDF5's read-modify-write) */
     int                record_warned; /* a record could not be appended (warned once) */
     /* record= of the call under way (rank 0): the seconds this rank spent in
      * file-system calls (store pwrite / pread: the aggregator's rounds or the

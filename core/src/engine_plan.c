@@ -183,7 +183,7 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, tagg_dir_
             return -1;
         }
         TAGG_ERR(TAGG_E_NOMEM, "plan: %s", err.msg); /* this rank alone */
-        c->local_rc = -1;
+        c->local_rc = -1, c->plan.ndom = 0, c->plan.nrounds = 0;
         return 0;
     }
     if (c->plan.action == TAGG_CALL_FAILED) {

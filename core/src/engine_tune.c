@@ -169,9 +169,52 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
     forced[TAGG_TV_THROTTLE]    = in->throttle >= 0;
     /* file-level settings: the call cannot change them */
     forced[TAGG_TV_BUFFER_SIZE] = forced[TAGG_TV_BUFFERS] = forced[TAGG_TV_LAYOUT] = forced[TAGG_TV_TIER] = 1;
+    struct tagg_tune_memo *memo = &e->tune_memo[dir == TAGG_READ];
+    if (memo->ok && !memcmp(memo->x, x, sizeof memo->x)) { /* as the last call in this direction decided */
+        if (memo->kept) {
+            e->tune_kept++;
+            return 0;
+        }
+        in->mode = (tagg_aggregate_t)memo->mode, in->naggr = memo->naggr, in->throttle = memo->throttle;
+        e->tune_calls++;
+        return 0;
+    }
+    memcpy(memo->x, x, sizeof memo->x);
+    memo->ok = 0;
+    double x0[TAGG_TV_COUNT_];
+    memcpy(x0, x, sizeof x0);
     double t = tagg_tune_choose(e->tune, x, forced);
     if (t < 0)
         return 0;
+    double margin = tagg_tune_margin(e->tune);
+    if (margin > 0) {
+        /* the cost model's own choice for this call (the plan is pure: every
+         * rank computes the same), predicted by the model: a predicted gain
+         * within the model's error does not override it */
+        tagg_call_plan_t p0;
+        tagg_err_t       err;
+        int              rc = tagg_call_plan(in, &p0, &err);
+        int              planned = p0.action == TAGG_CALL_DIRECT || p0.action == TAGG_CALL_AGGREGATE;
+        (void)rc; /* a plan that failed on this rank still says what every rank decided */
+        if (planned) {
+            x0[TAGG_TV_DIRECT]      = p0.action == TAGG_CALL_DIRECT;
+            x0[TAGG_TV_AGGREGATORS] = p0.action == TAGG_CALL_AGGREGATE ? p0.ndom : 0;
+            x0[TAGG_TV_THROTTLE]    = p0.throttle;
+        }
+        tagg_call_plan_free(&p0);
+        double t0 = planned ? tagg_tune_predict(e->tune, x0, NULL) : 0;
+        if (!planned || !(t < (1 - margin) * t0)) {
+            e->tune_kept++;
+            memo->ok = 1, memo->kept = 1;
+            if (f->cfg.verbose >= 2 && f->rank == 0) {
+                printf("tagg: tuning model kept the cost model's choice (predicted %.6fs for direct=%d aggregators=%d "
+                       "throttle=%d against %.6fs for its own; margin %.2f)\n",
+                       t0, (int)x0[TAGG_TV_DIRECT], (int)x0[TAGG_TV_AGGREGATORS], (int)x0[TAGG_TV_THROTTLE], t, margin);
+                fflush(stdout);
+            }
+            return 0;
+        }
+    }
     if (!forced[TAGG_TV_DIRECT])
         in->mode = x[TAGG_TV_DIRECT] >= 0.5 ? TAGG_AGGREGATE_NEVER : TAGG_AGGREGATE_ALWAYS;
     if (!forced[TAGG_TV_AGGREGATORS] && x[TAGG_TV_AGGREGATORS] >= 1)
@@ -180,6 +223,7 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         in->throttle = (int)x[TAGG_TV_THROTTLE];
     e->tune_pred = t;
     e->tune_calls++;
+    memo->ok = 1, memo->kept = 0, memo->mode = (int)in->mode, memo->naggr = in->naggr, memo->throttle = in->throttle;
     if (f->cfg.verbose >= 2 && f->rank == 0) {
         printf("tagg: tuning model chose direct=%d aggregators=%d throttle=%d (predicted %.6fs)\n",
                in->mode == TAGG_AGGREGATE_NEVER, in->naggr, in->throttle, t);

@@ -334,10 +334,11 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   int rc = c->aggr && prodlist_build(in, c, &pl) == 0 ? TAGG_OK : tagg_seterr(err, TAGG_ENOMEM, "out of memory");
   if (!rc) rc = elect(in, c, &pl, err);
   prodlist_free(&pl);
-  if (rc) { /* the decision stands (every rank made it); only this rank's plan failed */
-    int exact = c->exact;
+  if (rc) { /* the decision stands (every rank made it, with its domain count and throttle); only this rank's plan failed */
+    int exact = c->exact, ndom = c->ndom, throttle = c->throttle, per_node = c->per_node;
     tagg_call_plan_free(c);
     c->action = TAGG_CALL_AGGREGATE, c->why = "failed", c->exact = exact;
+    c->ndom = ndom, c->throttle = throttle, c->per_node = per_node;
   }
   return rc;
 }

@@ -76,6 +76,7 @@ struct tagg_tune_model {
     cand_t  cand[TAGG_TV_COUNT_];
     double  init, rate; /* gbdt */
     int     per_byte;   /* target log_seconds_per_byte: the trees predict ln(seconds / bytes of the call) */
+    double  margin;     /* the predicted gain a choice needs over the cost model's (0: none) */
     uint64_t sum;       /* the 'end' line's checksum */
     int     ntrees;
     tree_t *tree;
@@ -97,6 +98,7 @@ const char *tagg_tune_kind(const tagg_tune_model_t *m) { return kind_names[m->ki
 int tagg_tune_trees(const tagg_tune_model_t *m) { return m->ntrees; }
 uint64_t tagg_tune_sum(const tagg_tune_model_t *m) { return m->sum; }
 int tagg_tune_inputs(const tagg_tune_model_t *m) { return m->ninputs; }
+double tagg_tune_margin(const tagg_tune_model_t *m) { return m->margin; }
 
 int tagg_tune_uses(const tagg_tune_model_t *m, int v)
 {
@@ -358,6 +360,16 @@ int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char 
     }
     TAKE();
     nw = words(r.buf, w, 3);
+    if (nw >= 1 && strcmp(w[0], "margin") == 0) { /* optional */
+        if (nw != 2 || to_double(&r, w[1], &m->margin, "margin") < 0)
+            goto done;
+        if (!(m->margin >= 0 && m->margin < 1)) {
+            fail(&r, "margin %s: must be at least 0 and below 1", w[1]);
+            goto done;
+        }
+        TAKE();
+        nw = words(r.buf, w, 3);
+    }
     if (nw != 2 || strcmp(w[0], "trees") != 0) {
         fail(&r, "expected 'trees N'");
         goto done;

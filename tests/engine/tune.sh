@@ -11,11 +11,12 @@ work=$1; mkdir -p "$work"; cd "$work" || exit 1
 passed=0 failed=0
 ok() { echo "PASS: $*"; passed=$((passed + 1)); }
 bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-# model NAME INPUT "CANDIDATES" LEAF_LEFT LEAF_RIGHT THRESHOLD: one split on INPUT;
+# model NAME INPUT "CANDIDATES" LEAF_LEFT LEAF_RIGHT THRESHOLD [MARGIN]: one split on INPUT;
 # ln(seconds) LEFT when the input <= THRESHOLD, else RIGHT.
 model() {
-  local body
-  body=$(printf 'tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 1\ninput %s\ncandidates %s %s\ncombine mean\ntrees 1\ntree 0 3\nnode 0 0 %s 1 2 0\nnode 1 -1 0 -1 -1 %s\nnode 2 -1 0 -1 -1 %s\n' \
+  local body margin=""
+  [ -n "${7:-}" ] && margin="margin $7\n"
+  body=$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 1\ninput %s\ncandidates %s %s\ncombine mean\n${margin}trees 1\ntree 0 3\nnode 0 0 %s 1 2 0\nnode 1 -1 0 -1 -1 %s\nnode 2 -1 0 -1 -1 %s\n" \
     "$2" "$2" "$3" "$6" "$4" "$5")
   "$PYTHON" - "$1" <<PY
 import sys
@@ -41,6 +42,9 @@ model dir.tune direct "0 1" 5 0 0.5        # the other way: direct
 model a1.tune aggregators "1 2 4" 0 5 1.5  # aggregators 1 fastest
 model a4.tune aggregators "1 2 4" 5 0 2.5  # aggregators 4 fastest
 model t2.tune throttle "1 2" 5 0 1.5       # throttle 2 fastest
+# aggregated 10 % faster than direct (e^0 against e^0.1): within a margin of 0.5, not within 0.05
+model agg-m50.tune direct "0 1" 0 0.1 0.5 0.5
+model agg-m5.tune direct "0 1" 0 0.1 0.5 0.05
 run "model forces aggregation of 2 MiB contiguous blocks (the cost model sends them direct)" \
   "tuning model chose direct=0" "tuning=$work/agg.tune" --kernel array1d --dist uniform --size 2M
 grep -q 'aggr_write_calls=[1-9]' sum.txt && ok "  ... and the summary counts aggregated writes" || bad "  ... summary: $(cat sum.txt)"
@@ -48,6 +52,22 @@ grep -q 'tuned_calls=[1-9]' sum.txt && ok "  ... and tuned_calls>0" || bad "  ..
 run "model forces direct access of S3D blocks (the cost model aggregates them)" \
   "tuning model chose direct=1" "tuning=$work/dir.tune" --kernel s3d --grid 8 8 8
 grep -q 'aggr_write_calls=0' sum.txt && ok "  ... and no aggregated write" || bad "  ... summary: $(cat sum.txt)"
+# the margin: a predicted gain within it leaves the cost model's choice (direct for these blocks)
+run "margin 0.5: a 10 % predicted gain keeps the cost model's choice" \
+  "tuning model kept the cost model's choice \(predicted [0-9.]+s for direct=1" "tuning=$work/agg-m50.tune" \
+  --kernel array1d --dist uniform --size 2M
+grep -q 'aggr_write_calls=0' sum.txt && grep -q 'tuned_calls=0 tuning_kept=[1-9]' sum.txt \
+  && ok "  ... and no aggregated write, tuning_kept>0" || bad "  ... summary: $(cat sum.txt)"
+# a call of the pattern the last call had takes the last decision without evaluating again:
+# HACC's 9 variables (3 sizes) in one file, the model consulted at most once per size and direction
+run "margin 0.5, HACC's 9 variables" "tuning model kept the cost model's choice" "tuning=$work/agg-m50.tune" \
+  --kernel hacc --layout soa --particles 4096
+nv=$(grep -c "tuning model kept" out.txt); nk=$(grep -o 'tuning_kept=[0-9]*' sum.txt | cut -d= -f2 | paste -sd+ | bc)
+[ "$nv" -ge 1 ] && [ "$nv" -le 6 ] && [ "${nk:-0}" -ge 18 ] && ok "  ... $nv evaluations for $nk calls (the last decision reused)" \
+  || bad "  ... $nv evaluations, tuning_kept sum ${nk:-none}: $(cat sum.txt)"
+run "margin 0.05: the same 10 % gain overrides it" "tuning model chose direct=0" "tuning=$work/agg-m5.tune" \
+  --kernel array1d --dist uniform --size 2M
+grep -q 'aggr_write_calls=[1-9]' sum.txt && ok "  ... and the writes were aggregated" || bad "  ... summary: $(cat sum.txt)"
 run "model picks 1 aggregator" "domains=1 " "tuning=$work/a1.tune;aggregate=always" --kernel s3d --grid 32 32 32
 run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=always" --kernel s3d --grid 32 32 32
 # one process opens the file several times (write, read): the model is parsed once, then reused
@@ -88,7 +108,7 @@ if HDF5_PLUGIN_PATH=$PLUGIN_DIR "$PYTHON" "$TUNE" explore --bench "$BENCH" --dir
      --mpiexec "$MPIEXEC ${PREFLAGS:-}" > explore.txt 2>&1 &&
    "$PYTHON" "$TUNE" fit sweep.jsonl -o fitted.tune --trees 10 > fit.txt 2>&1 && grep -q decision_tree fit.txt; then
   ok "explore ($(wc -l < sweep.jsonl) records) and fit: $(tail -1 fit.txt)"
-  run "a fitted model drives the calls" "tuning model chose" "tuning=$work/fitted.tune" --kernel array1d --dist uniform --size 64K
+  run "a fitted model drives the calls (its choice, or the cost model's within its margin)" "tuning model (chose|kept the cost model)" "tuning=$work/fitted.tune" --kernel array1d --dist uniform --size 64K
 else bad "explore/fit: $(tail -5 explore.txt fit.txt 2>/dev/null)"; fi
 # heldout: one kernel of the quick sweep left out; the report and its JSON hold
 # the prediction error of that kernel and the tuned / default / best bandwidths

@@ -217,6 +217,22 @@ static void test_bad_files(void **state)
     expect_error("node 5 -1 0 -1 -1 0", "node 5 -1 0 -1 -1 1", 0, "checksum mismatch");
     expect_error("combine mean", "combine gbdt 0 1", 1, "expected 'combine mean'");
     expect_error("target log_seconds", "target bandwidth", 1, "line 3: expected 'target log_seconds'");
+    /* the optional margin: after combine, in [0, 1) */
+    expect_error("combine mean\n", "combine mean\nmargin 1\n", 1, "line 9: margin 1: must be at least 0 and below 1");
+    expect_error("combine mean\n", "combine mean\nmargin -0.1\n", 1, "must be at least 0 and below 1");
+    expect_error("combine mean\n", "combine mean\nmargin nan\n", 1, "margin");
+    expect_error("combine mean\n", "combine mean\nmargin 0.2 0.3\n", 1, "line 9");
+    expect_error("combine mean\n", "combine mean\nmargin 0.2\nmargin 0.2\n", 1, "line 10: expected 'trees N'");
+    tagg_tune_model_t *m = load(tree_body);
+    assert_double_equal(tagg_tune_margin(m), 0, 0); /* absent: 0 */
+    tagg_tune_free(m);
+    const char *at = strstr(tree_body, "combine mean\n");
+    char        with[4096];
+    snprintf(with, sizeof with, "%.*scombine mean\nmargin 0x1.999999999999ap-3\n%s", (int)(at - tree_body), tree_body,
+             at + strlen("combine mean\n"));
+    m = load(with);
+    assert_double_equal(tagg_tune_margin(m), 0.2, 0);
+    tagg_tune_free(m);
 }
 
 /* target log_seconds_per_byte: seconds = exp(trees) * max(1, ranks * bytes_per_rank),

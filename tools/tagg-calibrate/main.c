@@ -10,8 +10,10 @@
  * dependent pointer chase over a buffer larger than the caches), NVR (the tier
  * as tagg uses it: a file in the NVR directory mapped into memory, bandwidth =
  * copy + msync, latency = one store + msync of one page), and the target file
- * system (write + fsync bandwidth, latency of a 4 KiB write + fdatasync). With
- * two ranks or more, a ping-pong between rank 0 and a rank of the same node
+ * system (write + fsync bandwidth, latency of a 4 KiB write + fdatasync).
+ * The target's cost of one write and one read by request size (4 KiB..4 MiB)
+ * is measured by every rank of rank 0's node at once, interleaved in one file,
+ * as direct access by the ranks of a node is. With two ranks or more, a ping-pong between rank 0 and a rank of the same node
  * (intra-node) and of another node (inter-node) gives the MPI figures. Capacities
  * are what the node has left (tier ops). Unavailable tiers are left out, with
  * the reason. Progress goes to stderr; the default run takes well under a minute. */
@@ -222,43 +224,100 @@ static int measure_target(const opts_t *o, tagg_tier_t *t, char *why, size_t wle
     return 0;
 }
 
-/* The target's cost of one request by size (the 'request' lines of the tier
- * file, tagg/callplan.h), what the engine's choice between direct access and
- * aggregation needs: for each size, as many writes of that size as make
- * `total` bytes at consecutive offsets, then one fsync, timed together; t(s) is
- * the time per request. Written as latency = t(s) - s / B and bandwidth = B,
- * with B the bandwidth of the largest size. */
+/* The target's cost of one request by size (the 'request' and 'read_request'
+ * lines of the tier file, tagg/callplan.h), what the engine's choice between
+ * direct access and aggregation needs. Every rank of rank 0's node takes part:
+ * rank i of n issues requests i, i + n, i + 2n, ... of one shared file, as
+ * direct access by every rank of a node does. For each size, as many requests
+ * as make `total` bytes, then (writes) one fsync per rank; t(s) = the slowest
+ * rank's time / its requests. Written as latency = t(s) - s / B and
+ * bandwidth = B, with B the bandwidth of the largest size. One process alone
+ * would measure a file system without the contention the ranks of a node
+ * cause each other: on the GlusterFS testbed its costs sent column blocks
+ * direct, at half MPI-IO's speed (session 12). */
 #define NSIZES 4
 static const size_t req_sizes[NSIZES] = {4096, 65536, 1 << 20, 4 << 20};
 
-/* Start of a request measurement: a new file of this process in the target
- * directory (no symlink followed), a 4 MiB buffer. The fd, or -1 with why. */
-static int requests_begin(const opts_t *o, const char *tag, char *path, size_t plen, char **buf, char *why,
-                          size_t wlen)
+typedef struct {
+    MPI_Comm comm; /* rank 0's node; MPI_COMM_NULL elsewhere */
+    int      me, n;
+    int      fd;
+    char     path[4096];
+    char    *buf;
+} reqrun_t;
+
+/* Every rank of `node` (rank 0's node) calls: rank 0 creates the file (no
+ * symlink followed), the others open it. 0, or -1 on every rank with why. */
+static int requests_begin(const opts_t *o, MPI_Comm node, const char *tag, reqrun_t *q, char *why, size_t wlen)
 {
-    snprintf(path, plen, "%s/tagg-calibrate-%s-%ld.tmp", o->target_dir, tag, (long)getpid());
-    int fd = open(path, O_CREAT | O_TRUNC | O_RDWR | O_NOFOLLOW, 0600);
-    *buf   = malloc(4 << 20);
-    if (fd < 0 || !*buf) {
-        snprintf(why, wlen, "cannot write in %s: %s", o->target_dir, fd < 0 ? strerror(errno) : "out of memory");
-        if (fd >= 0)
-            close(fd), unlink(path);
-        free(*buf);
-        *buf = NULL;
+    memset(q, 0, sizeof *q);
+    q->comm = node, q->fd = -1;
+    MPI_Comm_rank(node, &q->me);
+    MPI_Comm_size(node, &q->n);
+    long pid = (long)getpid();
+    MPI_Bcast(&pid, 1, MPI_LONG, 0, node);
+    snprintf(q->path, sizeof q->path, "%s/tagg-calibrate-%s-%ld.tmp", o->target_dir, tag, pid);
+    q->buf = malloc(4 << 20);
+    int ok = 1;
+    if (q->me == 0)
+        q->fd = open(q->path, O_CREAT | O_EXCL | O_RDWR | O_NOFOLLOW, 0600), ok = q->fd >= 0;
+    int err = ok ? 0 : errno;
+    MPI_Bcast(&err, 1, MPI_INT, 0, node);
+    if (!err && q->me != 0)
+        q->fd = open(q->path, O_RDWR | O_NOFOLLOW), ok = q->fd >= 0;
+    ok = ok && q->buf && !err;
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, node);
+    if (!all) {
+        snprintf(why, wlen, "cannot write in %s: %s", o->target_dir, err ? strerror(err) : "a rank could not open the file");
+        if (q->fd >= 0)
+            close(q->fd);
+        MPI_Barrier(node);
+        if (q->me == 0 && !err)
+            unlink(q->path);
+        free(q->buf);
+        q->buf = NULL;
         return -1;
     }
-    return fd;
+    return 0;
+}
+
+/* The slowest rank's time per request of size s over `total` bytes, the
+ * ranks interleaved; rc < 0 on every rank when one failed. */
+static double requests_time(reqrun_t *q, size_t s, size_t total, int writing, int *rc)
+{
+    size_t n = total / s, mine = 0;
+    int    ok = 1;
+    MPI_Barrier(q->comm);
+    double t0 = now();
+    for (size_t i = (size_t)q->me; i < n && ok; i += (size_t)q->n, mine++)
+        ok = (writing ? pwrite(q->fd, q->buf, s, (off_t)(i * s)) : pread(q->fd, q->buf, s, (off_t)(i * s))) ==
+             (ssize_t)s;
+    if (writing && ok && fsync(q->fd) < 0)
+        ok = 0;
+    double t = now() - t0, tmax = 0;
+    int    all = 0;
+    MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, q->comm);
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, q->comm);
+    if (!all)
+        *rc = -1;
+    size_t per = (n + (size_t)q->n - 1) / (size_t)q->n; /* the busiest rank's requests */
+    return tmax / (double)(per ? per : 1);
 }
 
 /* End of a request measurement: removes the file; on success, times per
  * request t[] become latency = t(s) - s / B and bandwidth = B, with B the
  * bandwidth of the largest size. */
-static int requests_done(int fd, const char *path, char *buf, int rc, const double *t, double *lat, double *bw,
-                         const char *doing, const char *dir, char *why, size_t wlen)
+static int requests_done(reqrun_t *q, int rc, const double *t, double *lat, double *bw, const char *doing,
+                         const char *dir, char *why, size_t wlen)
 {
-    if (fd >= 0)
-        close(fd), unlink(path);
-    free(buf);
+    if (q->fd >= 0)
+        close(q->fd);
+    MPI_Barrier(q->comm);
+    if (q->me == 0)
+        unlink(q->path);
+    free(q->buf);
+    q->buf = NULL;
     if (rc < 0) {
         if (!why[0])
             snprintf(why, wlen, "%s in %s failed", doing, dir);
@@ -274,33 +333,30 @@ static int requests_done(int fd, const char *path, char *buf, int rc, const doub
     return 0;
 }
 
-static int measure_requests(const opts_t *o, double *lat, double *bw, char *why, size_t wlen)
+static int measure_requests(const opts_t *o, MPI_Comm node, double *lat, double *bw, char *why, size_t wlen)
 {
-    char   path[4096], *buf;
-    size_t total = o->quick ? (8u << 20) : (32u << 20);
-    double t[NSIZES];
-    int    fd = requests_begin(o, "req", path, sizeof path, &buf, why, wlen), rc = fd < 0 ? -1 : 0;
+    reqrun_t q;
+    size_t   total = o->quick ? (8u << 20) : (32u << 20);
+    double   t[NSIZES];
+    if (requests_begin(o, node, "req", &q, why, wlen) < 0)
+        return -1;
+    int rc = 0;
     for (int k = 0; k < NSIZES && rc == 0; k++) {
-        size_t s = req_sizes[k], n = total / s;
-        memset(buf, k + 1, 4 << 20);
-        double t0 = now();
-        for (size_t i = 0; i < n && rc == 0; i++)
-            if (pwrite(fd, buf, s, (off_t)(i * s)) != (ssize_t)s)
-                rc = -1;
-        if (fsync(fd) < 0)
+        memset(q.buf, k + 1, 4 << 20);
+        t[k] = requests_time(&q, req_sizes[k], total, 1, &rc);
+        MPI_Barrier(node);
+        if (q.me == 0 && ftruncate(q.fd, 0) < 0)
             rc = -1;
-        t[k] = (now() - t0) / (double)n;
-        if (ftruncate(fd, 0) < 0)
-            rc = -1;
+        MPI_Bcast(&rc, 1, MPI_INT, 0, node);
     }
-    return requests_done(fd, path, buf, rc, t, lat, bw, "writing", o->target_dir, why, wlen);
+    return requests_done(&q, rc, t, lat, bw, "writing", o->target_dir, why, wlen);
 }
 
 /* The same for reads (the 'read_request' lines): a file of `total` bytes
- * written once (and fsync'ed), then for each size the page cache is emptied
- * (as root: sync and drop_caches; otherwise posix_fadvise(DONTNEED) on the file, which a file
- * server's own cache does not obey: *how says which) and the file is read in
- * requests of that size at consecutive offsets; t(s) = time per request. */
+ * written once by rank 0 (and fsync'ed), then for each size the page cache is
+ * emptied (as root: sync and drop_caches; otherwise posix_fadvise(DONTNEED) on
+ * the file, which a file server's own cache does not obey: *how says which)
+ * and the ranks read it interleaved. */
 static int evict(int fd, const char **how)
 {
     char err[256];
@@ -312,31 +368,34 @@ static int evict(int fd, const char **how)
     return posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0 ? 0 : -1;
 }
 
-static int measure_read_requests(const opts_t *o, double *lat, double *bw, const char **how, char *why, size_t wlen)
+static int measure_read_requests(const opts_t *o, MPI_Comm node, double *lat, double *bw, const char **how,
+                                 char *why, size_t wlen)
 {
-    char   path[4096], *buf;
-    size_t total = o->quick ? (8u << 20) : (32u << 20);
-    double t[NSIZES];
-    int    fd = requests_begin(o, "rreq", path, sizeof path, &buf, why, wlen), rc = fd < 0 ? -1 : 0;
-    if (rc == 0) {
-        memset(buf, 0x5a, 4 << 20);
+    reqrun_t q;
+    size_t   total = o->quick ? (8u << 20) : (32u << 20);
+    double   t[NSIZES];
+    if (requests_begin(o, node, "rreq", &q, why, wlen) < 0)
+        return -1;
+    int rc = 0;
+    if (q.me == 0) {
+        memset(q.buf, 0x5a, 4 << 20);
         for (size_t off = 0; off < total && rc == 0; off += 4u << 20)
-            if (pwrite(fd, buf, 4u << 20, (off_t)off) != (ssize_t)(4u << 20))
+            if (pwrite(q.fd, q.buf, 4u << 20, (off_t)off) != (ssize_t)(4u << 20))
                 rc = -1;
-        if (rc == 0 && fsync(fd) < 0)
+        if (rc == 0 && fsync(q.fd) < 0)
             rc = -1;
     }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, node);
     for (int k = 0; k < NSIZES && rc == 0; k++) {
-        size_t s = req_sizes[k], n = total / s;
-        if (evict(fd, how) < 0)
+        if (q.me == 0 && evict(q.fd, how) < 0)
             rc = -1;
-        double t0 = now();
-        for (size_t i = 0; i < n && rc == 0; i++)
-            if (pread(fd, buf, s, (off_t)(i * s)) != (ssize_t)s)
-                rc = -1;
-        t[k] = (now() - t0) / (double)n;
+        if (q.me != 0) /* this rank's own cached pages of the file */
+            posix_fadvise(q.fd, 0, 0, POSIX_FADV_DONTNEED);
+        MPI_Bcast(&rc, 1, MPI_INT, 0, node);
+        if (rc == 0)
+            t[k] = requests_time(&q, req_sizes[k], total, 0, &rc);
     }
-    return requests_done(fd, path, buf, rc, t, lat, bw, "reading", o->target_dir, why, wlen);
+    return requests_done(&q, rc, t, lat, bw, "reading", o->target_dir, why, wlen);
 }
 
 /* Ping-pong between rank 0 and `peer` (all ranks call). */
@@ -481,7 +540,7 @@ int main(int argc, char **argv)
 
     tagg_tiers_t tiers;
     memset(&tiers, 0, sizeof tiers);
-    int    rc = 0, have_req = 0, have_rreq = 0, ncodec = 0;
+    int    rc = 0, have_req = 0, have_rreq = 0, ncodec = 0, req_ranks = 1;
     const char *cname[NCODECS];
     double      ccomp[NCODECS], cdecomp[NCODECS], cratio[NCODECS];
     double req_lat[NSIZES], req_bw[NSIZES], rreq_lat[NSIZES], rreq_bw[NSIZES];
@@ -520,29 +579,51 @@ int main(int argc, char **argv)
             }
             else {
                 progress("target FS: latency %.3g s, bandwidth %.3g GB/s", t.latency, t.bandwidth / 1e9);
-                progress("target file system: measuring writes and reads of 4 KiB, 64 KiB, 1 MiB, 4 MiB");
-                if (measure_requests(&o, req_lat, req_bw, why, sizeof why) < 0)
-                    progress("target requests: FAILED: %s", why);
-                else {
-                    have_req = 1;
-                    for (int k = 0; k < NSIZES; k++)
-                        progress("target request of %zu bytes: %.3g s (latency %.3g s + size / %.3g GB/s)",
-                                 req_sizes[k], req_lat[k] + (double)req_sizes[k] / req_bw[k], req_lat[k],
-                                 req_bw[k] / 1e9);
-                }
-                if (measure_read_requests(&o, rreq_lat, rreq_bw, &rreq_how, why, sizeof why) < 0)
-                    progress("target read requests: FAILED: %s", why);
-                else {
-                    have_rreq = 1;
-                    for (int k = 0; k < NSIZES; k++)
-                        progress("target read of %zu bytes: %.3g s (latency %.3g s + size / %.3g GB/s; %s)",
-                                 req_sizes[k], rreq_lat[k] + (double)req_sizes[k] / rreq_bw[k], rreq_lat[k],
-                                 rreq_bw[k] / 1e9, rreq_how);
-                }
                 tiers.target               = tiers.ntiers;
                 tiers.tier[tiers.ntiers++] = t;
             }
         }
+    }
+    /* the target's cost by request size: every rank of rank 0's node takes part */
+    {
+        char host[MPI_MAX_PROCESSOR_NAME] = "", host0[MPI_MAX_PROCESSOR_NAME] = "";
+        int  len, measured = rank_ == 0 && rc == 0 && tiers.target >= 0 && tiers.ntiers > 0 &&
+                             tiers.tier[tiers.target].kind == TAGG_TIER_PFS;
+        MPI_Get_processor_name(host, &len);
+        memcpy(host0, host, sizeof host);
+        MPI_Bcast(host0, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+        MPI_Bcast(&measured, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Comm node = MPI_COMM_NULL;
+        MPI_Comm_split(MPI_COMM_WORLD, strcmp(host, host0) == 0 ? 0 : MPI_UNDEFINED, rank_, &node);
+        if (measured && node != MPI_COMM_NULL) {
+            char why[256] = "";
+            int  n;
+            MPI_Comm_size(node, &n);
+            progress("target file system: writes and reads of 4 KiB, 64 KiB, 1 MiB, 4 MiB, %d rank(s) of this node "
+                     "interleaved in one file",
+                     n);
+            if (measure_requests(&o, node, req_lat, req_bw, why, sizeof why) < 0)
+                progress("target requests: FAILED: %s", why);
+            else {
+                have_req = 1;
+                for (int k = 0; k < NSIZES; k++)
+                    progress("target request of %zu bytes: %.3g s (latency %.3g s + size / %.3g GB/s)", req_sizes[k],
+                             req_lat[k] + (double)req_sizes[k] / req_bw[k], req_lat[k], req_bw[k] / 1e9);
+            }
+            why[0] = '\0';
+            if (measure_read_requests(&o, node, rreq_lat, rreq_bw, &rreq_how, why, sizeof why) < 0)
+                progress("target read requests: FAILED: %s", why);
+            else {
+                have_rreq = 1;
+                for (int k = 0; k < NSIZES; k++)
+                    progress("target read of %zu bytes: %.3g s (latency %.3g s + size / %.3g GB/s; %s)",
+                             req_sizes[k], rreq_lat[k] + (double)req_sizes[k] / rreq_bw[k], rreq_lat[k],
+                             rreq_bw[k] / 1e9, rreq_how);
+            }
+            MPI_Comm_size(node, &req_ranks);
+        }
+        if (node != MPI_COMM_NULL)
+            MPI_Comm_free(&node);
     }
     if (rank_ == 0) {
         progress("stripe codecs on HACC-like data, 4 MiB stripes, one core");
@@ -599,12 +680,15 @@ int main(int argc, char **argv)
             fprintf(out, "# measured by tagg-calibrate%s on %s, %d rank(s); NVR directory %s, target %s\n",
                     o.quick ? " --quick" : "", host, size_, tagg_nvr_dir(&cfg), o.target_dir);
             if (have_req) {
-                fprintf(out, "# the target's cost of one request by size (write + fsync amortised): direct access or aggregation\n");
+                fprintf(out, "# the target's cost of one request by size (write + fsync amortised; %d rank(s) of one node "
+                            "interleaved): direct access or aggregation\n",
+                        req_ranks);
                 for (int k = 0; k < NSIZES; k++)
                     fprintf(out, "request %zu latency=%gs bandwidth=%gB/s\n", req_sizes[k], req_lat[k], req_bw[k]);
             }
             if (have_rreq) {
-                fprintf(out, "# the target's cost of one read by size (%s)\n", rreq_how);
+                fprintf(out, "# the target's cost of one read by size (%s; %d rank(s) of one node interleaved)\n", rreq_how,
+                        req_ranks);
                 for (int k = 0; k < NSIZES; k++)
                     fprintf(out, "read_request %zu latency=%gs bandwidth=%gB/s\n", req_sizes[k], rreq_lat[k],
                             rreq_bw[k]);

@@ -28,6 +28,12 @@
  *                                 the model was trained on (0 or more lines)
  *   combine mean                  mean: average of the trees;
  *                                 gbdt INIT RATE: INIT + RATE * sum of the trees
+ *   margin 0.2                    optional (absent: 0): the engine takes the model's
+ *                                 choice only when its prediction is below (1 - margin)
+ *                                 x the prediction for the cost model's own choice, so a
+ *                                 gain smaller than the model's error does not override
+ *                                 the cost model; tagg-tune writes its cross-validated
+ *                                 median error here
  *   trees 2
  *   tree 0 5                      tree index, node count; then one line a node:
  *   node 0 1 0x1.8p+1 1 2 0x0p+0  index, input (-1: leaf), threshold, left, right, value
@@ -107,6 +113,8 @@ uint64_t tagg_tune_checksum(const char *p, size_t n);
 const char *tagg_tune_kind(const tagg_tune_model_t *m);
 int tagg_tune_trees(const tagg_tune_model_t *m);
 int tagg_tune_inputs(const tagg_tune_model_t *m);
+/* The model's margin (0..1): see 'margin' above. */
+double tagg_tune_margin(const tagg_tune_model_t *m);
 /* 1 when the model uses variable v as an input. */
 int tagg_tune_uses(const tagg_tune_model_t *m, int v);
 

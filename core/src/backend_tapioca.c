@@ -249,6 +249,7 @@ static int tapioca_open(tagg_file_t *f)
     }
     e->win     = MPI_WIN_NULL;
     e->buf.win = MPI_WIN_NULL;
+    e->rec_fd  = -1;
     e->bufsize = (uint64_t)f->cfg.buffer_size;
     e->nbuf    = f->cfg.buffers;
     if (f->cfg.tiers && *f->cfg.tiers) { /* measured figures (tagg-calibrate) */

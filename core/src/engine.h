@@ -85,6 +85,7 @@ typedef struct tagg_engine {
         int    kept, mode, naggr, throttle;
     } tune_memo[2]; /* [direction]: reads and writes alternate (HDF5's read-modify-write) */
     int                record_warned; /* a record could not be appended (warned once) */
+    int                rec_fd;        /* record= file, open from the first record to the file's close (-1: not open) */
     /* record= of the call under way (rank 0): the seconds this rank spent in
      * file-system calls (store pwrite / pread: the aggregator's rounds or the
      * direct accesses), and the record kept until the caller's agreement ends

@@ -126,6 +126,7 @@ int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e)
 
 void tagg_engine_tune_close(tagg_engine_t *e)
 {
+    tagg_record_close(&e->rec_fd);
     if (!e->tune)
         return;
     if (e->tune_cached) { /* the cache keeps it for the next file */
@@ -264,7 +265,7 @@ void tagg_engine_record_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, i
     const char *base = strrchr(f->path, '/');
     int         n    = tagg_tune_record_format(r, dir == TAGG_WRITE ? "write" : "read", base ? base + 1 : f->path,
                                                line, sizeof line);
-    if (n < 0 || tagg_record_append(f->cfg.record, line, (size_t)n, err, sizeof err) < 0) {
+    if (n < 0 || tagg_record_append_fd(&e->rec_fd, f->cfg.record, line, (size_t)n, err, sizeof err) < 0) {
         if (!e->record_warned++)
             fprintf(stderr, "tagg: warning: %s (records of this file are not kept)\n", n < 0 ? "record too long" : err);
     }

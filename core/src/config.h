@@ -120,7 +120,8 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "aggregator placement (model/ registry)")                                                          \
     X(throttle, INT, int, TAGG_ENV_THROTTLE, "-1", -1, 1 << 20, NULL,                                    \
       "at most this many aggregators write or read the file system at once; -1 = the model's rule "    \
-      "(tagg_throttle: enough streams to fill the target tier, one per gateway at least); 0 = no limit") \
+      "(writes: tagg_throttle, enough streams to fill the target tier, one per gateway at least; "       \
+      "reads: no limit); 0 = no limit")                                                                   \
     X(aggr_per_node, INT, int, NULL, "-1", -1, 1024, NULL,                                                 \
       "at most this many aggregators on one node (stepwise aggregation); -1 = the model's rule "       \
       "(tagg_aggr_per_node: ceil(aggregators / nodes)); 0 = no limit")                                  \
@@ -214,8 +215,9 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
     X(tuning, STR, char *, TAGG_ENV_TUNING, "", 0, 0, NULL,                                               \
       "model file written by `tagg-tune fit`: at each collective call whose plan is not reused, the "     \
       "engine predicts the time of every candidate setting the model knows (direct or aggregated, "      \
-      "aggregators, throttle) and takes the fastest; keys set by the user stay as set; empty = the cost " \
-      "model alone decides")
+      "aggregators, throttle) and takes the fastest, unless it predicts less gain over the cost "         \
+      "model's own choice than the file's margin (README: Self-tuning); keys set by the user stay as "    \
+      "set; empty = the cost model alone decides")
 
 extern const char *const tagg_backend_names[];
 extern const char *const tagg_strategy_names[];

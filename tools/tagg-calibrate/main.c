@@ -241,6 +241,7 @@ static const size_t req_sizes[NSIZES] = {4096, 65536, 1 << 20, 4 << 20};
 typedef struct {
     MPI_Comm comm; /* rank 0's node; MPI_COMM_NULL elsewhere */
     int      me, n;
+    size_t   total; /* bytes of each size's requests together */
     int      fd;
     char     path[4096];
     char    *buf;
@@ -251,7 +252,7 @@ typedef struct {
 static int requests_begin(const opts_t *o, MPI_Comm node, const char *tag, reqrun_t *q, char *why, size_t wlen)
 {
     memset(q, 0, sizeof *q);
-    q->comm = node, q->fd = -1;
+    q->comm = node, q->fd = -1, q->total = o->quick ? (8u << 20) : (32u << 20);
     MPI_Comm_rank(node, &q->me);
     MPI_Comm_size(node, &q->n);
     long pid = (long)getpid();
@@ -282,15 +283,15 @@ static int requests_begin(const opts_t *o, MPI_Comm node, const char *tag, reqru
     return 0;
 }
 
-/* The slowest rank's time per request of size s over `total` bytes, the
+/* The slowest rank's time per request of size s over q->total bytes, the
  * ranks interleaved; rc < 0 on every rank when one failed. */
-static double requests_time(reqrun_t *q, size_t s, size_t total, int writing, int *rc)
+static double requests_time(reqrun_t *q, size_t s, int writing, int *rc)
 {
-    size_t n = total / s, mine = 0;
+    size_t n = q->total / s;
     int    ok = 1;
     MPI_Barrier(q->comm);
     double t0 = now();
-    for (size_t i = (size_t)q->me; i < n && ok; i += (size_t)q->n, mine++)
+    for (size_t i = (size_t)q->me; i < n && ok; i += (size_t)q->n)
         ok = (writing ? pwrite(q->fd, q->buf, s, (off_t)(i * s)) : pread(q->fd, q->buf, s, (off_t)(i * s))) ==
              (ssize_t)s;
     if (writing && ok && fsync(q->fd) < 0)
@@ -336,14 +337,13 @@ static int requests_done(reqrun_t *q, int rc, const double *t, double *lat, doub
 static int measure_requests(const opts_t *o, MPI_Comm node, double *lat, double *bw, char *why, size_t wlen)
 {
     reqrun_t q;
-    size_t   total = o->quick ? (8u << 20) : (32u << 20);
     double   t[NSIZES];
     if (requests_begin(o, node, "req", &q, why, wlen) < 0)
         return -1;
     int rc = 0;
     for (int k = 0; k < NSIZES && rc == 0; k++) {
         memset(q.buf, k + 1, 4 << 20);
-        t[k] = requests_time(&q, req_sizes[k], total, 1, &rc);
+        t[k] = requests_time(&q, req_sizes[k], 1, &rc);
         MPI_Barrier(node);
         if (q.me == 0 && ftruncate(q.fd, 0) < 0)
             rc = -1;
@@ -372,14 +372,13 @@ static int measure_read_requests(const opts_t *o, MPI_Comm node, double *lat, do
                                  char *why, size_t wlen)
 {
     reqrun_t q;
-    size_t   total = o->quick ? (8u << 20) : (32u << 20);
     double   t[NSIZES];
     if (requests_begin(o, node, "rreq", &q, why, wlen) < 0)
         return -1;
     int rc = 0;
     if (q.me == 0) {
         memset(q.buf, 0x5a, 4 << 20);
-        for (size_t off = 0; off < total && rc == 0; off += 4u << 20)
+        for (size_t off = 0; off < q.total && rc == 0; off += 4u << 20)
             if (pwrite(q.fd, q.buf, 4u << 20, (off_t)off) != (ssize_t)(4u << 20))
                 rc = -1;
         if (rc == 0 && fsync(q.fd) < 0)
@@ -393,7 +392,7 @@ static int measure_read_requests(const opts_t *o, MPI_Comm node, double *lat, do
             posix_fadvise(q.fd, 0, 0, POSIX_FADV_DONTNEED);
         MPI_Bcast(&rc, 1, MPI_INT, 0, node);
         if (rc == 0)
-            t[k] = requests_time(&q, req_sizes[k], total, 0, &rc);
+            t[k] = requests_time(&q, req_sizes[k], 0, &rc);
     }
     return requests_done(&q, rc, t, lat, bw, "reading", o->target_dir, why, wlen);
 }
@@ -584,17 +583,23 @@ int main(int argc, char **argv)
             }
         }
     }
-    /* the target's cost by request size: every rank of rank 0's node takes part */
+    /* the ranks on rank 0's node (same processor name): mynode == node_of0 */
+    int node_of0 = 0, mynode;
     {
         char host[MPI_MAX_PROCESSOR_NAME] = "", host0[MPI_MAX_PROCESSOR_NAME] = "";
-        int  len, measured = rank_ == 0 && rc == 0 && tiers.target >= 0 && tiers.ntiers > 0 &&
-                             tiers.tier[tiers.target].kind == TAGG_TIER_PFS;
+        int  len;
         MPI_Get_processor_name(host, &len);
         memcpy(host0, host, sizeof host);
         MPI_Bcast(host0, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+        mynode = strcmp(host, host0) != 0;
+    }
+    /* the target's cost by request size: every rank of rank 0's node takes part */
+    {
+        int measured = rank_ == 0 && rc == 0 && tiers.target >= 0 && tiers.ntiers > 0 &&
+                       tiers.tier[tiers.target].kind == TAGG_TIER_PFS;
         MPI_Bcast(&measured, 1, MPI_INT, 0, MPI_COMM_WORLD);
         MPI_Comm node = MPI_COMM_NULL;
-        MPI_Comm_split(MPI_COMM_WORLD, strcmp(host, host0) == 0 ? 0 : MPI_UNDEFINED, rank_, &node);
+        MPI_Comm_split(MPI_COMM_WORLD, mynode == node_of0 ? 0 : MPI_UNDEFINED, rank_, &node);
         if (measured && node != MPI_COMM_NULL) {
             char why[256] = "";
             int  n;
@@ -633,14 +638,8 @@ int main(int argc, char **argv)
                      cdecomp[i] / 1e9, cratio[i]);
     }
     /* MPI: a rank on rank 0's node, a rank on another node */
-    int node_of0 = 0, mynode, intra = -1, inter = -1;
+    int intra = -1, inter = -1;
     {
-        char host[MPI_MAX_PROCESSOR_NAME] = "", host0[MPI_MAX_PROCESSOR_NAME] = "";
-        int  len;
-        MPI_Get_processor_name(host, &len);
-        memcpy(host0, host, sizeof host);
-        MPI_Bcast(host0, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
-        mynode = strcmp(host, host0) != 0;
         int *all = malloc((size_t)size_ * sizeof *all);
         MPI_Allgather(&mynode, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
         for (int r = 1; r < size_; r++) {

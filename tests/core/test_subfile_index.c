@@ -23,6 +23,23 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+/* xorshift64: the tests' deterministic noise */
+static uint64_t xorshift(uint64_t *r)
+{
+    *r ^= *r << 13, *r ^= *r >> 7, *r ^= *r << 17;
+    return *r;
+}
+
+/* A scratch file already unlinked (gone when closed). */
+static int scratch_file(void)
+{
+    char path[] = "/tmp/tagg-sfz-XXXXXX";
+    int  fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    return fd;
+}
+
 /* Every byte of a small address space, for several S and N: locate agrees
  * with the definition, subfile_size counts the bytes each subfile gets and
  * logical_end maps each subfile's size back to the logical size. */
@@ -491,15 +508,11 @@ static void test_stripe_probe(void **state)
 {
     (void)state;
     enum { S = 1 << 20 };
-    char path[] = "/tmp/tagg-sfzp-XXXXXX";
-    int  fd = mkstemp(path);
-    assert_true(fd >= 0);
-    unlink(path);
+    int fd = scratch_file();
     static unsigned char noise[S], smooth[S], mixed[S], back[S], scratch[S];
     uint64_t r = 2463534242ULL;
     for (int i = 0; i < S; i++) {
-        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-        noise[i]  = (unsigned char)r;
+        noise[i]  = (unsigned char)xorshift(&r);
         smooth[i] = (unsigned char)(i / 256);
         mixed[i]  = i < (16 << 10) || (i >= S / 2 && i < S / 2 + (16 << 10)) || i >= S - (16 << 10) ? noise[i] : 0;
     }
@@ -537,16 +550,12 @@ static void test_stripe_codec(void **state)
 {
     (void)state;
     enum { S = 16384 };
-    char path[] = "/tmp/tagg-sfz-XXXXXX";
-    int  fd = mkstemp(path);
-    assert_true(fd >= 0);
-    unlink(path);
+    int fd = scratch_file();
     static unsigned char smooth[S], noise[S], back[S], scratch[S], blk[S];
     uint64_t r = 88172645463325252ULL;
     for (int i = 0; i < S; i++) {
         smooth[i] = (unsigned char)(i / 64 * 7);
-        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-        noise[i] = (unsigned char)r;
+        noise[i]  = (unsigned char)xorshift(&r);
     }
     char err[512];
     for (unsigned enc = 1; enc < TAGG_SFZ_COUNT_; enc++) {
@@ -595,8 +604,7 @@ static void test_stripe_codec(void **state)
             static unsigned char m[S];
             memcpy(m, blk, n);
             size_t mn = n;
-            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-            switch (r % 4) {
+            switch (xorshift(&r) % 4) {
             case 0: /* payload bytes */
                 for (int k = 0; k < 1 + (int)(r >> 8) % 8; k++)
                     m[TAGG_SFZ_HDR + (r >> (16 + k)) % (n - TAGG_SFZ_HDR)] ^= (unsigned char)(1u << k);

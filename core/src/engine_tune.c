@@ -198,9 +198,8 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
          * within the model's error does not override it */
         tagg_call_plan_t p0;
         tagg_err_t       err;
-        int              rc = tagg_call_plan(in, &p0, &err);
-        int              planned = p0.action == TAGG_CALL_DIRECT || p0.action == TAGG_CALL_AGGREGATE;
-        (void)rc; /* a plan that failed on this rank still says what every rank decided */
+        (void)tagg_call_plan(in, &p0, &err); /* one that failed on this rank still says what every rank decided */
+        int planned = p0.action == TAGG_CALL_DIRECT || p0.action == TAGG_CALL_AGGREGATE;
         if (planned) {
             x0[TAGG_TV_DIRECT]      = p0.action == TAGG_CALL_DIRECT;
             x0[TAGG_TV_AGGREGATORS] = p0.action == TAGG_CALL_AGGREGATE ? p0.ndom : 0;

@@ -11,3 +11,9 @@ tagg() { HDF5_PLUGIN_PATH=$PLUGIN_DIR HDF5_DRIVER=tagg "$@"; }
 # that one rank's error stack cannot interleave with another's (a command, for
 # run: tagg run N $each_rank PREFIX PROG ARGS...)
 each_rank="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/each_rank.sh"
+# on_every_rank PREFIX PATTERN N: every rank's stderr (PREFIX.0 .. PREFIX.N-1,
+# written through $each_rank) matches the extended regular expression
+on_every_rank() {
+  local r
+  for r in $(seq 0 $(($3 - 1))); do grep -Eq "$2" "$1.$r" 2>/dev/null || return 1; done
+}

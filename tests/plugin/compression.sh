@@ -73,12 +73,13 @@ for at in 200 20; do
          || { bad "--check message"; cat fail.out; }; }
   "$fuse" damaged/sf.h5 damaged/out.h5 > fail.out 2>&1 && bad "fused a damaged compressed stripe" \
     || { [ ! -e damaged/out.h5 ] && ok "fusing it fails, no output left" || bad "fused output left"; }
-  tagg run "$np" "$prog" damaged/sf.h5 default verify $NPART > fail.out 2>&1; rc=$?
-  r=0; for p in $(seq 0 $((np - 1))); do grep -q "MPI-process $p" fail.out && r=$((r + 1)); done
+  rm -f fail.err.*
+  tagg run "$np" "$each_rank" fail.err "$prog" damaged/sf.h5 default verify $NPART > fail.out 2>&1; rc=$?
+  cat fail.err.* >> fail.out 2>/dev/null
   [ $rc != 0 ] && [ $rc != 124 ] && ! grep -qi "signal\|abort\|segmentation" fail.out \
-    && grep -q "stripe $j (compressed" fail.out && [ $r = "$np" ] \
+    && grep -q "stripe $j (compressed" fail.out && on_every_rank fail.err "MPI-process" "$np" \
     && ok "reading it through tagg: an error naming stripe $j on all $np ranks, exit $rc" \
-    || { bad "reading it through tagg: exit $rc, $r of $np ranks report"; grep -a "stripe\|process\|ignal\|bort" fail.out | head -20; }
+    || { bad "reading it through tagg: exit $rc, not every one of $np ranks reports"; grep -a "stripe\|process\|ignal\|bort" fail.out | head -20; }
 done
 
 # verify=0 (README: verify): a compressed stripe whose index record has another CRC (its block

@@ -13,12 +13,6 @@ set -u
 np=$1 prog=$2 fuse=$3 work=$4 topo=$5
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 mkdir -p "$work" && cd "$work" || exit 1
-# every rank's error stack has the pattern: the stderr files PREFIX.0 ..
-# PREFIX.N-1 written by "$each_rank" (common.sh) all mention it
-on_every_rank() { # PREFIX PATTERN N
-  local r
-  for r in $(seq 0 $(($3 - 1))); do grep -Eq "$2" "$1.$r" 2>/dev/null || return 1; done
-}
 export WORKLOAD_XFER=coll # every dataset transfer collective (see h5_workload.c)
 NVR=$work/nvr
 CFG="layout=subfiles;destination=nvr;stripe_size=4K;nvr_dir=$NVR;topology=$topo"

@@ -102,6 +102,13 @@ static int run(job_t *j, char *msg, size_t len)
     if (local < 0)
         tagg_extents_reset(&j->x);
     int rc = tagg_io_exec(&af->bg, &j->x, j->kind, j->coll, TAGG_WRITE, local);
+#ifdef TAGG_FAULT_INJECTION
+    /* tests: the rank whose own job failed records it late (the other ranks
+     * of the collective job have recorded theirs by then) */
+    const char *late = getenv("TAGG_FAULT_ASYNC_LATE_MS");
+    if (local < 0 && late && atoi(late) > 0)
+        nanosleep(&(struct timespec){.tv_sec = atoi(late) / 1000, .tv_nsec = (long)(atoi(late) % 1000) * 1000000L}, NULL);
+#endif
     tagg_err_capture(NULL);
     if (rc < 0)
         snprintf(msg, len, "%s", sink.count ? sink.msg : "no message");
@@ -400,6 +407,14 @@ int tagg_async_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool c
     if (out[0] || out[1])
         free(j);
     if (out[0]) {
+        /* A failed collective job fails on every rank, but each rank's worker
+         * records it in its own time: the agreement may have seen another
+         * rank's record before this rank's. Waiting for this rank's own jobs
+         * (every rank's workers go on running the same collective jobs, so this
+         * ends) lets it report its own message, which names the rank where
+         * the job failed first, instead of whichever rank noticed first. */
+        if (!failed)
+            failed = wait_idle(f);
         report(f, failed, f->size - out[2]);
         return -1;
     }

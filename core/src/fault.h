@@ -12,6 +12,8 @@
  *                                     write a worker thread executes on rank R fails
  *   TAGG_FAULT_ASYNC_DELAY_MS=N       asynchronous mode: a worker sleeps N ms before each job
  *                                     (a tiny staging pool then fills deterministically)
+ *   TAGG_FAULT_ASYNC_LATE_MS=N        asynchronous mode: a worker whose own job failed (a fault
+ *                                     above) sleeps N ms before recording the failure
  */
 #ifndef TAGG_FAULT_H
 #define TAGG_FAULT_H

@@ -12,6 +12,12 @@
  *           thread of rank 2: some later call on the file (at the latest
  *           H5Fclose) must fail on every rank, rank 2 with the injected text,
  *           the others naming rank 2.
+ *   fault_late  the same, with rank 2's worker recording its failure late
+ *           (TAGG_FAULT_ASYNC_LATE_MS) and 50 ms between the writes: the
+ *           other ranks have recorded the failed collective job when a later
+ *           write agrees on it, rank 2 not yet; the reports must still name
+ *           rank 2 (and rank 2 its own text), not the first rank to notice;
+ *           the failure must surface at an H5Dwrite.
  *   pool    a tiny staging pool (CONFIG): writes wait for space and resume, a
  *           write larger than the pool goes synchronously; the data is checked
  *           and the summary (TAGG_SUMMARY, set by CTest) must show async=1,
@@ -26,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define N 4096 /* doubles per rank */
 
@@ -167,7 +174,7 @@ static int mode_order(const char *path, const char *cfg, int *cases)
     return ok;
 }
 
-static int mode_fault(const char *path, const char *cfg, int *cases)
+static int mode_fault(const char *path, const char *cfg, int pace_ms, int *cases)
 {
     int     failed_at = 0, ok = 1;
     hid_t   fapl = make_fapl(cfg), d;
@@ -179,9 +186,11 @@ static int mode_fault(const char *path, const char *cfg, int *cases)
     {
         /* the stack is read right after the failing call (put() does it for
          * H5Dwrite): the next API call clears it */
-        for (int k = 1; k <= 10 && !failed_at; k++)
+        for (int k = 1; k <= 10 && !failed_at; k++) {
             if (put(d, mine, N, k, 1, buf) < 0)
                 failed_at = k, snprintf(where, sizeof where, "H5Dwrite %d", k);
+            nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = pace_ms * 1000000L}, NULL);
+        }
         H5Dclose(d);
         if (!failed_at && H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) {
             failed_at = 11, snprintf(where, sizeof where, "H5Fflush");
@@ -198,6 +207,11 @@ static int mode_fault(const char *path, const char *cfg, int *cases)
     MPI_Allreduce(first, agree, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!failed_at) {
         fprintf(stderr, "rank %d: the injected background failure never surfaced (not even at close)\n", rank);
+        ok = 0;
+    }
+    else if (pace_ms && failed_at > 10) {
+        fprintf(stderr, "rank %d: the failure surfaced only at %s, after rank 2 recorded it: the late record was "
+                        "not exercised\n", rank, where);
         ok = 0;
     }
     else if (agree[0] != -agree[1]) {
@@ -325,7 +339,9 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "order"))
         ok = mode_order(path, cfg, &cases);
     else if (!strcmp(mode, "fault"))
-        ok = size > 2 && mode_fault(path, cfg, &cases);
+        ok = size > 2 && mode_fault(path, cfg, 0, &cases);
+    else if (!strcmp(mode, "fault_late"))
+        ok = size > 2 && mode_fault(path, cfg, 50, &cases);
     else if (!strcmp(mode, "pool"))
         ok = mode_pool(path, cfg, &cases);
     else if (!strcmp(mode, "cycles"))

@@ -82,7 +82,8 @@ typedef struct tagg_engine {
     struct tagg_tune_memo {
         int    ok;
         double x[TAGG_TV_COUNT_];
-        int    kept, mode, naggr, throttle;
+        int      kept, mode, naggr, throttle;
+        uint64_t bufsize;
     } tune_memo[2]; /* [direction]: reads and writes alternate (HDF5's read-modify-write) */
     int                record_warned; /* a record could not be appended (warned once) */
     int                rec_fd;        /* record= file, open from the first record to the file's close (-1: not open) */

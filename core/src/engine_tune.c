@@ -49,7 +49,7 @@ static void settings_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg
 {
     v[TAGG_TV_DIRECT]      = p->action == TAGG_CALL_DIRECT;
     v[TAGG_TV_AGGREGATORS] = p->action == TAGG_CALL_AGGREGATE ? p->ndom : 0;
-    v[TAGG_TV_BUFFER_SIZE] = (double)e->bufsize;
+    v[TAGG_TV_BUFFER_SIZE] = (double)(p->bufsize ? p->bufsize : e->bufsize); /* the call's round buffer */
     v[TAGG_TV_BUFFERS]     = e->nbuf;
     v[TAGG_TV_LAYOUT]      = f->cfg.layout;
     v[TAGG_TV_TIER]        = e->tier;
@@ -172,8 +172,11 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
     forced[TAGG_TV_DIRECT]      = in->mode != TAGG_AGGREGATE_AUTO || in->owner;
     forced[TAGG_TV_AGGREGATORS] = in->naggr > 0 || in->owner;
     forced[TAGG_TV_THROTTLE]    = in->throttle >= 0;
-    /* file-level settings: the call cannot change them */
-    forced[TAGG_TV_BUFFER_SIZE] = forced[TAGG_TV_BUFFERS] = forced[TAGG_TV_LAYOUT] = forced[TAGG_TV_TIER] = 1;
+    /* file-level settings: the call cannot change them; but a call's round
+     * buffer may be smaller than the buffers the file allocated (buffer_size),
+     * so the model may choose it up to that size */
+    forced[TAGG_TV_BUFFERS] = forced[TAGG_TV_LAYOUT] = forced[TAGG_TV_TIER] = 1;
+    double upper[TAGG_TV_COUNT_] = {[TAGG_TV_BUFFER_SIZE] = (double)e->bufsize};
     struct tagg_tune_memo *memo = &e->tune_memo[dir == TAGG_READ];
     if (memo->ok && !memcmp(memo->x, x, sizeof memo->x)) { /* as the last call in this direction decided */
         if (memo->kept) {
@@ -181,6 +184,7 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
             return 0;
         }
         in->mode = (tagg_aggregate_t)memo->mode, in->naggr = memo->naggr, in->throttle = memo->throttle;
+        in->bufsize = memo->bufsize;
         e->tune_calls++;
         return 0;
     }
@@ -188,7 +192,7 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
     memo->ok = 0;
     double x0[TAGG_TV_COUNT_];
     memcpy(x0, x, sizeof x0);
-    double t = tagg_tune_choose(e->tune, x, forced);
+    double t = tagg_tune_choose_within(e->tune, x, forced, upper);
     if (t < 0)
         return 0;
     double margin = tagg_tune_margin(e->tune);
@@ -204,6 +208,7 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
             x0[TAGG_TV_DIRECT]      = p0.action == TAGG_CALL_DIRECT;
             x0[TAGG_TV_AGGREGATORS] = p0.action == TAGG_CALL_AGGREGATE ? p0.ndom : 0;
             x0[TAGG_TV_THROTTLE]    = p0.throttle;
+            x0[TAGG_TV_BUFFER_SIZE] = (double)p0.bufsize;
         }
         tagg_call_plan_free(&p0);
         double t0 = planned ? tagg_tune_predict(e->tune, x0, NULL) : 0;
@@ -212,8 +217,9 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
             memo->ok = 1, memo->kept = 1;
             if (f->cfg.verbose >= 2 && f->rank == 0) {
                 printf("tagg: tuning model kept the cost model's choice (predicted %.6fs for direct=%d aggregators=%d "
-                       "throttle=%d against %.6fs for its own; margin %.2f)\n",
-                       t0, (int)x0[TAGG_TV_DIRECT], (int)x0[TAGG_TV_AGGREGATORS], (int)x0[TAGG_TV_THROTTLE], t, margin);
+                       "throttle=%d buffer_size=%.0f against %.6fs for its own; margin %.2f)\n",
+                       t0, (int)x0[TAGG_TV_DIRECT], (int)x0[TAGG_TV_AGGREGATORS], (int)x0[TAGG_TV_THROTTLE],
+                       x0[TAGG_TV_BUFFER_SIZE], t, margin);
                 fflush(stdout);
             }
             return 0;
@@ -225,12 +231,16 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         in->naggr = (int)x[TAGG_TV_AGGREGATORS];
     if (!forced[TAGG_TV_THROTTLE])
         in->throttle = (int)x[TAGG_TV_THROTTLE];
+    /* in buffer_size's range and within the file's buffers (the limit above) */
+    if (x[TAGG_TV_BUFFER_SIZE] >= 4096 && x[TAGG_TV_BUFFER_SIZE] <= (double)e->bufsize)
+        in->bufsize = (uint64_t)x[TAGG_TV_BUFFER_SIZE];
     e->tune_pred = t;
     e->tune_calls++;
     memo->ok = 1, memo->kept = 0, memo->mode = (int)in->mode, memo->naggr = in->naggr, memo->throttle = in->throttle;
+    memo->bufsize = in->bufsize;
     if (f->cfg.verbose >= 2 && f->rank == 0) {
-        printf("tagg: tuning model chose direct=%d aggregators=%d throttle=%d (predicted %.6fs)\n",
-               in->mode == TAGG_AGGREGATE_NEVER, in->naggr, in->throttle, t);
+        printf("tagg: tuning model chose direct=%d aggregators=%d throttle=%d buffer_size=%llu (predicted %.6fs)\n",
+               in->mode == TAGG_AGGREGATE_NEVER, in->naggr, in->throttle, (unsigned long long)in->bufsize, t);
         fflush(stdout);
     }
     return 0;

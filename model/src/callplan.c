@@ -249,6 +249,7 @@ done:
 int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *err) {
   memset(c, 0, sizeof *c);
   c->failed_rank = -1;
+  c->bufsize = in ? in->bufsize : 0;
   if (!in || !in->req || !in->tiers || !in->opts || in->nranks < 1 || in->bufsize == 0 || in->nbuf < 1)
     return tagg_seterr(err, TAGG_EINVAL, "call plan: missing input");
   int P = in->nranks, overlap = 0, raw = 0;
@@ -336,9 +337,10 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   prodlist_free(&pl);
   if (rc) { /* the decision stands (every rank made it, with its domain count and throttle); only this rank's plan failed */
     int exact = c->exact, ndom = c->ndom, throttle = c->throttle, per_node = c->per_node;
+    uint64_t bufsize = c->bufsize;
     tagg_call_plan_free(c);
     c->action = TAGG_CALL_AGGREGATE, c->why = "failed", c->exact = exact;
-    c->ndom = ndom, c->throttle = throttle, c->per_node = per_node;
+    c->ndom = ndom, c->throttle = throttle, c->per_node = per_node, c->bufsize = bufsize;
   }
   return rc;
 }

@@ -512,6 +512,12 @@ double tagg_tune_predict(const tagg_tune_model_t *m, const double x[TAGG_TV_COUN
 
 double tagg_tune_choose(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_])
 {
+    return tagg_tune_choose_within(m, x, forced, NULL);
+}
+
+double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_],
+                               const double upper[TAGG_TV_COUNT_])
+{
     const cand_t *free_c[TAGG_TV_COUNT_];
     int           nfree = 0;
     for (int c = 0; c < m->ncand; c++)
@@ -532,6 +538,8 @@ double tagg_tune_choose(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], co
          * has 0 aggregators, an aggregated one at least 1 */
         int    ok = !aggr_free || (try[TAGG_TV_DIRECT] >= 0.5 ? try[TAGG_TV_AGGREGATORS] == 0
                                                              : try[TAGG_TV_AGGREGATORS] >= 1);
+        for (int i = 0; ok && upper && i < nfree; i++) /* and within the caller's limits */
+            ok = !(upper[free_c[i]->var] > 0) || try[free_c[i]->var] <= upper[free_c[i]->var];
         double t  = ok ? tagg_tune_predict(m, try, NULL) : INFINITY;
         if (t < best_t)
             best_t = t, memcpy(best, try, sizeof best);

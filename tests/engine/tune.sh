@@ -2,7 +2,8 @@
 # Self-tuning (issue 16) through the engine: record=FILE appends one record per
 # collective raw-data call that tagg-tune reads back, and a call's settings
 # follow a hand-made tuning model that forces each choice (aggregated or
-# direct, the aggregator count, the throttle), data verified each time by
+# direct, the aggregator count, the throttle, the round buffer up to the
+# file's buffer_size), data verified each time by
 # tagg-bench; a bad model file fails the open on every rank with a clear
 # message; keys the user set stay forced. 4 ranks.
 # Environment: MPIEXEC NPFLAG PREFLAGS BENCH PLUGIN_DIR TUNE PYTHON.
@@ -42,6 +43,8 @@ model dir.tune direct "0 1" 5 0 0.5        # the other way: direct
 model a1.tune aggregators "1 2 4" 0 5 1.5  # aggregators 1 fastest
 model a4.tune aggregators "1 2 4" 5 0 2.5  # aggregators 4 fastest
 model t2.tune throttle "1 2" 5 0 1.5       # throttle 2 fastest
+model b1.tune buffer_size "1048576 4194304 16777216" 0 5 2097152   # 1 MiB rounds fastest
+model b16.tune buffer_size "16777216 4194304 1048576" 5 0 2097152  # 16 and 4 MiB alike (16 first), faster than 1
 # aggregated 10 % faster than direct (e^0 against e^0.1): within a margin of 0.5, not within 0.05
 model agg-m50.tune direct "0 1" 0 0.1 0.5 0.5
 model agg-m5.tune direct "0 1" 0 0.1 0.5 0.05
@@ -74,6 +77,22 @@ run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=alw
 nl=$(grep -c "tuning model .*a4.tune loaded" out.txt); nr=$(grep -c "tuning model .*a4.tune reused" out.txt)
 [ "$nl" = 1 ] && [ "$nr" -ge 1 ] && ok "  ... model parsed once per process, reused $nr times" || bad "  ... model loaded $nl times, reused $nr"
 run "model picks throttle 2" "throttle=2 " "tuning=$work/t2.tune;aggregate=always;aggregators=4" --kernel s3d --grid 32 32 32
+# the round buffer: chosen per call, up to the buffers the file allocated (buffer_size)
+rounds_of() { # the aggregated calls' rounds agree with domain_size / ROUND
+  awk -v b="$1" '/ call range=/ { n++; for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+    if (v["rounds"] != int((v["domain_size"] + b - 1) / b)) bad++ } END { exit !(n > 0 && !bad) }' out.txt
+}
+run "model picks 1 MiB rounds (buffers of 4 MiB)" "tuning model chose .* buffer_size=1048576 " \
+  "tuning=$work/b1.tune;aggregate=always;aggregators=2" --kernel array1d --dist uniform --size 8M
+rounds_of 1048576 && ok "  ... and the rounds are 1 MiB: $(grep -o 'domain_size=[0-9]* rounds=[0-9]*' out.txt | head -1)" \
+  || bad "  ... rounds: $(grep -o 'domain_size=[0-9]* rounds=[0-9]*' out.txt | head -2)"
+run "model prefers 16 MiB rounds, the file's buffers are 4 MiB: 4 MiB" "tuning model chose .* buffer_size=4194304 " \
+  "tuning=$work/b16.tune;aggregate=always;aggregators=2" --kernel array1d --dist uniform --size 8M
+rounds_of 4194304 && ok "  ... and the rounds are 4 MiB" || bad "  ... rounds: $(grep -o 'domain_size=[0-9]* rounds=[0-9]*' out.txt | head -2)"
+run "the same with buffer_size=16M: 16 MiB" "tuning model chose .* buffer_size=16777216 " \
+  "tuning=$work/b16.tune;aggregate=always;aggregators=2;buffer_size=16M" --kernel array1d --dist uniform --size 8M
+grep -q '"buffer_size":16777216' rec.jsonl && ! grep -q '"direct":0,"aggregators":2,"buffer_size":4194304' rec.jsonl \
+  && ok "  ... and the records carry the call's 16 MiB" || bad "  ... records: $(head -c 600 rec.jsonl)"
 run "a key set by the user stays forced (aggregators=2 against a model preferring 4)" "domains=2 " \
   "tuning=$work/a4.tune;aggregate=always;aggregators=2" --kernel s3d --grid 32 32 32
 # records: one per collective raw-data call, read back by tagg-tune

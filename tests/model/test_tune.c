@@ -131,6 +131,26 @@ static void test_choose(void **state)
     assert_double_equal(tagg_tune_choose(m, x, forced), 3.0, 1e-12);
     assert_true(x[TAGG_TV_AGGREGATORS] >= 1);
     tagg_tune_free(m);
+    /* limits: the larger the round buffer the faster (ln t = 2, 1, 0 for 1, 4,
+     * 16 MiB); with the file's buffers at 4 MiB, 16 MiB may not be chosen */
+    m = load("tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 1\ninput buffer_size\n"
+             "candidates buffer_size 1048576 4194304 16777216\ncombine mean\ntrees 1\ntree 0 5\n"
+             "node 0 0 2097152 1 2 0\nnode 1 -1 0 -1 -1 2\nnode 2 0 8388608 3 4 0\nnode 3 -1 0 -1 -1 1\n"
+             "node 4 -1 0 -1 -1 0\n");
+    memset(forced, 0, sizeof forced);
+    double upper[TAGG_TV_COUNT_] = {[TAGG_TV_BUFFER_SIZE] = 4194304};
+    x[TAGG_TV_BUFFER_SIZE]       = 1048576;
+    assert_double_equal(tagg_tune_choose_within(m, x, forced, NULL), 1.0, 1e-12);
+    assert_double_equal(x[TAGG_TV_BUFFER_SIZE], 16777216, 0);
+    assert_double_equal(tagg_tune_choose_within(m, x, forced, upper), exp(1.0), 1e-12);
+    assert_double_equal(x[TAGG_TV_BUFFER_SIZE], 4194304, 0);
+    upper[TAGG_TV_BUFFER_SIZE] = 1048576; /* exactly the smallest candidate: allowed */
+    assert_double_equal(tagg_tune_choose_within(m, x, forced, upper), exp(2.0), 1e-12);
+    assert_double_equal(x[TAGG_TV_BUFFER_SIZE], 1048576, 0);
+    upper[TAGG_TV_BUFFER_SIZE] = 4096; /* below every candidate: nothing possible, x unchanged */
+    assert_double_equal(tagg_tune_choose_within(m, x, forced, upper), -1, 0);
+    assert_double_equal(x[TAGG_TV_BUFFER_SIZE], 1048576, 0);
+    tagg_tune_free(m);
 }
 
 static void test_gbdt_and_forest(void **state)

@@ -109,6 +109,7 @@ typedef struct tagg_call_plan {
   uint64_t lo, hi;          /* touched range, lo aligned down to unit */
   uint64_t dsize;           /* domain size */
   uint64_t round;           /* bytes of one round (one slot of the buffers) */
+  uint64_t bufsize;         /* the round buffer it was planned with (in->bufsize) */
   int ndom;                 /* domains = aggregators */
   int nrounds;              /* rounds of the longest domain */
   int throttle, per_node;

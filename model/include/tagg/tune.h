@@ -138,6 +138,13 @@ double tagg_tune_predict(const tagg_tune_model_t *m, const double x[TAGG_TV_COUN
  * when the model knows no free setting or no possible combination (x unchanged). */
 double tagg_tune_choose(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_]);
 
+/* The same, with limits: a combination in which a free setting v exceeds
+ * upper[v] (where upper[v] > 0) is not tried (the engine: a call's round
+ * buffer can be smaller than the aggregation buffers the file allocated, not
+ * larger).  upper NULL: no limits. */
+double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_],
+                               const double upper[TAGG_TV_COUNT_]);
+
 /* ---- records (`record=FILE`): one JSON object a line ----------------------
  *
  *   {"tagg_record":1,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,

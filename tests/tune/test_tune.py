@@ -372,3 +372,31 @@ def test_c_choice_is_the_fastest_prediction(target, tmp_path):
         chosen = dict(zip(tt.VOCAB, p), **{kv.split("=")[0]: float(kv.split("=")[1]) for kv in w[1:]})
         assert tt.predict_one(m, chosen) == pytest.approx(best, rel=1e-12)
         assert (chosen["direct"] >= 0.5) == (chosen["aggregators"] == 0)
+
+
+def test_choice_quality_scores_the_chosen_setting():
+    """Per call pattern, the setting predicted fastest is taken and scored
+    best / chosen by the measured times (their center over repetitions);
+    patterns are kept apart by kernel, pattern and op."""
+    rows = machine_rows([1 << 20, 4 << 20], reps=5)  # aggregated (direct=0) twice as fast, one stall each
+    # predictions that rank correctly: 1.0 for both patterns, whatever the stalls
+    right = [r["t_total"] if not r["_stall"] else r["t_total"] / 20 for r in rows]
+    assert tt.choice_quality(rows, right) == pytest.approx([1.0, 1.0])
+    # predicting direct faster: best / chosen = 300 / 600 MB/s for both patterns
+    wrong = [1.0 if r["direct"] else 2.0 for r in rows]
+    assert tt.choice_quality(rows, wrong) == pytest.approx([0.5, 0.5], rel=0.1)
+    # a pattern with one setting only gives no ratio; reads are apart from writes
+    one = [r for r in rows if r["direct"] == 0]
+    assert tt.choice_quality(one, [1.0] * len(one)) == []
+    both = rows + [dict(r, is_read=1) for r in rows]
+    assert len(tt.choice_quality(both, [1.0 if r["direct"] else 2.0 for r in both])) == 4
+
+
+def test_pick_kind_by_choice_then_error():
+    """The exported kind is the best chooser; within 0.01 of it the one with the
+    smaller error; without choice figures, the smallest error."""
+    err = {"decision_tree": 0.30, "random_forest": 0.35, "gradient_boosting": 0.40}
+    assert tt.pick_kind(err, {"decision_tree": 0.80, "random_forest": 0.95, "gradient_boosting": 0.90}) == "random_forest"
+    assert tt.pick_kind(err, {"decision_tree": 0.80, "random_forest": 0.95, "gradient_boosting": 0.955}) == "random_forest"
+    assert tt.pick_kind(err, {"decision_tree": 0.80, "random_forest": 0.93, "gradient_boosting": 0.95}) == "gradient_boosting"
+    assert tt.pick_kind(err, {}) == "decision_tree"

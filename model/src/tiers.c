@@ -215,9 +215,10 @@ static int parse_fs(tagg_lines_t *L, void *ctx, tagg_err_t *err) {
     int ln = L->lineno;
     if (fs->n == TAGG_FS_POINTS) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': more than %d sizes", L->name, ln, key, TAGG_FS_POINTS);
     double size = 0, lat = -1, bw = -1;
-    if (n != 4 || tagg_parse_size(L->tok[1], &size) || !(size >= 1) || size >= 1.8e19)
-      return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': expected '%s SIZE latency=T bandwidth=R'", L->name, ln, key, key);
-    for (int i = 2; i < 4; i++) {
+    long ranks = 0;
+    if ((n != 4 && n != 5) || tagg_parse_size(L->tok[1], &size) || !(size >= 1) || size >= 1.8e19)
+      return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': expected '%s SIZE latency=T bandwidth=R [ranks=N]'", L->name, ln, key, key);
+    for (int i = 2; i < n; i++) {
       char *eq = strchr(L->tok[i], '=');
       if (!eq) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': expected key=value, got '%s'", L->name, ln, key, L->tok[i]);
       *eq = 0;
@@ -225,9 +226,14 @@ static int parse_fs(tagg_lines_t *L, void *ctx, tagg_err_t *err) {
         if (tagg_parse_time(eq + 1, &lat)) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'latency': expected a time like 1ms, got '%s'", L->name, ln, eq + 1);
       } else if (!strcmp(L->tok[i], "bandwidth")) {
         if (tagg_parse_size(eq + 1, &bw) || !(bw > 0)) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'bandwidth': expected a rate > 0 like 1GB/s, got '%s'", L->name, ln, eq + 1);
+      } else if (!strcmp(L->tok[i], "ranks")) {
+        if (tagg_parse_int(eq + 1, 1, 1 << 20, &ranks)) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'ranks': expected an integer 1..1048576, got '%s'", L->name, ln, eq + 1);
       } else
-        return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': unknown (valid: latency bandwidth)", L->name, ln, L->tok[i]);
+        return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': unknown (valid: latency bandwidth ranks)", L->name, ln, L->tok[i]);
     }
+    if (ranks && fs->n && fs->ranks != (int)ranks) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'ranks': %ld, but the lines before say %d", L->name, ln, ranks, fs->ranks);
+    if (!ranks && fs->ranks) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'ranks': missing, the lines before say %d", L->name, ln, fs->ranks);
+    fs->ranks = (int)ranks;
     if (lat < 0 || bw <= 0) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': needs latency= and bandwidth=", L->name, ln, key);
     if (fs->n && (uint64_t)size <= fs->size[fs->n - 1]) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': sizes must ascend", L->name, ln, key);
     fs->size[fs->n] = (uint64_t)size, fs->latency[fs->n] = lat, fs->bandwidth[fs->n] = bw, fs->n++;

@@ -128,6 +128,28 @@ static void test_decision_by_cost(void **state) {
   fx.in.fs = &fs;
   p = plan_ok(&fx);
   assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  /* A tie goes to direct access: over request latencies from where direct
+   * access wins to where aggregation wins clearly, the call aggregates exactly
+   * when aggregation is predicted at least TAGG_AGGR_MIN_GAIN cheaper; some
+   * latencies fall in the tie band (aggregation cheaper, by less) */
+  int tie = 0, aggregated = 0;
+  for (double lat = 1e-6; lat < 1e-3; lat *= 1.05) {
+    char text[256];
+    snprintf(text, sizeof text, "tagg-tiers 1\nrequest 2K latency=%.9fs bandwidth=1GB/s\nrequest 4M latency=%.9fs bandwidth=1GB/s\n",
+             lat, lat);
+    if (tagg_fs_perf_parse(text, "t", &fs, &err)) fail_msg("%s", err.msg);
+    p = plan_ok(&fx);
+    double ratio = p.cost_aggr / p.cost_direct;
+    if (ratio < 1 - TAGG_AGGR_MIN_GAIN) {
+      if (p.action != TAGG_CALL_AGGREGATE) fail_msg("latency %g s: aggregated %.4f of direct, not aggregated", lat, ratio);
+      aggregated++;
+    } else {
+      if (p.action != TAGG_CALL_DIRECT) fail_msg("latency %g s: aggregated %.4f of direct, aggregated", lat, ratio);
+      tie += ratio < 1;
+    }
+    tagg_call_plan_free(&p);
+  }
+  if (!tie || !aggregated) fail_msg("latencies in the tie band: %d, aggregated: %d", tie, aggregated);
   fx_free(&fx);
 }
 
@@ -151,6 +173,20 @@ static void test_fs_request_time(void **state) {
   assert_contains(err.msg, "sizes must ascend");
   assert_int_not_equal(tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=1ms\n", "bad.tiers", &fs, &err), TAGG_OK);
   assert_contains(err.msg, "bad.tiers:2");
+  /* ranks=N: how many ranks issued the requests together; the same on every line */
+  assert_int_equal(tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=1ms bandwidth=1GB/s ranks=2\n"
+                                      "request 4M latency=1ms bandwidth=1GB/s ranks=2\n", "t", &fs, &err), TAGG_OK);
+  assert_int_equal(fs.ranks, 2);
+  assert_int_equal(tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=1ms bandwidth=1GB/s\n", "t", &fs, &err), TAGG_OK);
+  assert_int_equal(fs.ranks, 0);
+  assert_int_not_equal(tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=1ms bandwidth=1GB/s ranks=2\n"
+                                          "request 4M latency=1ms bandwidth=1GB/s ranks=3\n", "bad.tiers", &fs, &err), TAGG_OK);
+  assert_contains(err.msg, "bad.tiers:3: field 'ranks': 3, but the lines before say 2");
+  assert_int_not_equal(tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=1ms bandwidth=1GB/s ranks=0\n", "bad.tiers", &fs, &err), TAGG_OK);
+  assert_contains(err.msg, "field 'ranks'");
+  assert_int_not_equal(tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=1ms bandwidth=1GB/s ranks=2\n"
+                                          "request 4M latency=1ms bandwidth=1GB/s\n", "bad.tiers", &fs, &err), TAGG_OK);
+  assert_contains(err.msg, "missing");
   /* reads have their own lines; each parser takes only its own */
   assert_int_equal(tagg_fs_read_perf_parse("tagg-tiers 1\nrequest 4K latency=1ms bandwidth=4MB/s\n"
                                            "read_request 4KiB latency=2ms bandwidth=8MB/s\nread_request 1MiB latency=3ms bandwidth=9MB/s\n",
@@ -167,6 +203,89 @@ static void test_fs_request_time(void **state) {
                                     "tier F kind=PFS latency=1ms bandwidth=1GB/s capacity=1TB persistency=permanent\n"
                                     "request 4K latency=1ms bandwidth=4MB/s\nread_request 4K latency=1ms bandwidth=4MB/s\n",
                                     "t", &t, &err), TAGG_OK);
+}
+
+/* One aggregator per node for writes when a node's ranks writing one file
+ * together get no more than one process alone (the tier file's ranks=). */
+static void test_writers_per_node(void **state) {
+  (void)state;
+  fx_t fx;
+  fx_init(&fx, 4, 2); /* 2 nodes of 2 ranks */
+  for (int r = 0; r < 4; r++) row(&fx, r, 2048 + (uint64_t)r * 16 * KiB, 512, 16 * KiB, 64 * KiB); /* 32 MiB of column blocks */
+  fx.in.one_file = 1;
+  fx.in.mode = TAGG_AGGREGATE_ALWAYS;
+  fx.in.naggr = 0;
+  tagg_call_plan_t p = plan_ok(&fx);
+  int base = p.ndom;
+  assert_true(base > 2); /* the model's count without the rule: more than one per node */
+  tagg_call_plan_free(&p);
+  tagg_fs_perf_t fs;
+  tagg_err_t err = {0};
+  /* 2 ranks together: 2 x 110 MB/s = 220 < 1.05 x 260 (one alone): one per node */
+  fx.tiers.tier[fx.tiers.target].bandwidth = 260e6;
+  if (tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=0.4ms bandwidth=110MB/s ranks=2\n"
+                         "request 4M latency=1ns bandwidth=110MB/s ranks=2\n", "t", &fs, &err))
+    fail_msg("%s", err.msg);
+  fx.in.fs = &fs;
+  p = plan_ok(&fx);
+  assert_int_equal(p.ndom, 2);
+  assert_true(p.aggr[0] / 2 != p.aggr[1] / 2); /* on the two nodes */
+  tagg_call_plan_free(&p);
+  /* ... and the lone aggregator is costed at one process's rate (260 MB/s),
+   * not the shared 110. One node of 4 ranks, 32 MiB: one aggregator, 8
+   * rounds of 4 MiB: 8 x 16 ms = 129 ms (the whole target's limit too, 32 MiB
+   * / 260 MB/s) plus the move, against direct 512 x (latency of a 16 KiB request,
+   * interpolated between 0.2 ms at 4 KiB and none at 4 MiB, + 16 KiB / 110 MB/s)
+   * = 158 ms; at the shared rate 8 x 38 ms = 305 ms would send it direct. */
+  {
+    fx_t one;
+    fx_init(&one, 4, 4);
+    for (int r = 0; r < 4; r++) row(&one, r, 2048 + (uint64_t)r * 16 * KiB, 512, 16 * KiB, 64 * KiB);
+    one.tiers.tier[one.tiers.target].bandwidth = 260e6;
+    one.in.one_file = 1;
+    tagg_fs_perf_t fs2;
+    if (tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=0.2ms bandwidth=110MB/s ranks=2\n"
+                           "request 4M latency=1ns bandwidth=110MB/s ranks=2\n", "t", &fs2, &err))
+      fail_msg("%s", err.msg);
+    one.in.fs = &fs2;
+    p = plan_ok(&one);
+    if (p.action != TAGG_CALL_AGGREGATE) fail_msg("action %d: direct %g s, aggregated %g s", p.action, p.cost_direct, p.cost_aggr);
+    assert_int_equal(p.ndom, 1);
+    if (!(p.cost_aggr < 0.14 && p.cost_direct > 0.15)) fail_msg("direct %g s, aggregated %g s", p.cost_direct, p.cost_aggr);
+    tagg_call_plan_free(&p);
+    fx_free(&one);
+  }
+  /* reads, a set count or a set per-node limit: as before */
+  fx.in.read = 1;
+  p = plan_ok(&fx);
+  assert_int_equal(p.ndom, base);
+  tagg_call_plan_free(&p);
+  fx.in.read = 0, fx.in.naggr = 3;
+  p = plan_ok(&fx);
+  assert_int_equal(p.ndom, 3);
+  tagg_call_plan_free(&p);
+  fx.in.naggr = 0, fx.in.per_node = 2;
+  p = plan_ok(&fx);
+  assert_int_equal(p.ndom, base);
+  tagg_call_plan_free(&p);
+  fx.in.per_node = -1, fx.in.one_file = 0; /* several files (subfiles): no verdict on them */
+  p = plan_ok(&fx);
+  assert_int_equal(p.ndom, base);
+  tagg_call_plan_free(&p);
+  fx.in.one_file = 1;
+  /* 2 x 150 MB/s = 300 > 1.05 x 260: writers add bandwidth, the model's count */
+  if (tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=0.4ms bandwidth=150MB/s ranks=2\n"
+                         "request 4M latency=1ns bandwidth=150MB/s ranks=2\n", "t", &fs, &err))
+    fail_msg("%s", err.msg);
+  p = plan_ok(&fx);
+  assert_int_equal(p.ndom, base);
+  tagg_call_plan_free(&p);
+  /* no ranks= (one process measured): no verdict */
+  if (tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=0.4ms bandwidth=110MB/s\n", "t", &fs, &err)) fail_msg("%s", err.msg);
+  p = plan_ok(&fx);
+  assert_int_equal(p.ndom, base);
+  tagg_call_plan_free(&p);
+  fx_free(&fx);
 }
 
 static void test_partition(void **state) {
@@ -410,7 +529,7 @@ static void test_memory_64k(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decision_basics), cmocka_unit_test(test_decision_by_cost),
-      cmocka_unit_test(test_fs_request_time), cmocka_unit_test(test_partition),
+      cmocka_unit_test(test_fs_request_time), cmocka_unit_test(test_writers_per_node), cmocka_unit_test(test_partition),
       cmocka_unit_test(test_election),        cmocka_unit_test(test_owner_constraint),
       cmocka_unit_test(test_same_shape),      cmocka_unit_test(test_coverage),
       cmocka_unit_test(test_two_level),       cmocka_unit_test(test_memory_64k),

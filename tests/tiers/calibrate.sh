@@ -28,8 +28,10 @@ for k in DRAM NVR FS; do
   if [ -n "$line" ] && awk "BEGIN{exit !($lat > 0 && $bw > 0)}"; then ok "$k: latency ${lat}s > 0, bandwidth $bw > 0"
   else bad "$k: '$line'"; fi
 done
-[ "$(grep -c '^request [0-9]* latency=[0-9.e+-]*s bandwidth=[0-9.e+-]*B/s$' m.tiers)" = 4 ] \
-  && ok "the target's cost of 4 request sizes (request lines)" || bad "no request lines"
+[ "$(grep -c '^request [0-9]* latency=[0-9.e+-]*s bandwidth=[0-9.e+-]*B/s ranks=2$' m.tiers)" = 4 ] \
+  && ok "the target's cost of 4 request sizes, both ranks writing together (request lines, ranks=2)" || bad "no request lines: $(grep request m.tiers)"
+[ "$(grep -c '^read_request [0-9]* latency=[0-9.e+-]*s bandwidth=[0-9.e+-]*B/s ranks=2$' m.tiers)" = 4 ] \
+  && ok "the same for reads (read_request lines)" || bad "no read_request lines: $(grep read_request m.tiers)"
 grep -q "^# mpi intra-node latency=[0-9.e+-]*s bandwidth=" m.tiers && ok "MPI intra-node figures" || bad "no MPI figures"
 grep -q "tier HBM" err.txt && ok "HBM reported (measured or unavailable with the reason)" || bad "HBM not reported"
 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 120 "$MPIEXEC" $NPFLAG 2 ${PREFLAGS:-} "$prog" write w.h5 \

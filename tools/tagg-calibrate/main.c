@@ -683,14 +683,15 @@ int main(int argc, char **argv)
                             "interleaved): direct access or aggregation\n",
                         req_ranks);
                 for (int k = 0; k < NSIZES; k++)
-                    fprintf(out, "request %zu latency=%gs bandwidth=%gB/s\n", req_sizes[k], req_lat[k], req_bw[k]);
+                    fprintf(out, "request %zu latency=%gs bandwidth=%gB/s ranks=%d\n", req_sizes[k], req_lat[k],
+                            req_bw[k], req_ranks);
             }
             if (have_rreq) {
                 fprintf(out, "# the target's cost of one read by size (%s; %d rank(s) of one node interleaved)\n", rreq_how,
                         req_ranks);
                 for (int k = 0; k < NSIZES; k++)
-                    fprintf(out, "read_request %zu latency=%gs bandwidth=%gB/s\n", req_sizes[k], rreq_lat[k],
-                            rreq_bw[k]);
+                    fprintf(out, "read_request %zu latency=%gs bandwidth=%gB/s ranks=%d\n", req_sizes[k], rreq_lat[k],
+                            rreq_bw[k], req_ranks);
             }
             if (ncodec)
                 fprintf(out, "# stripe codecs (compression=auto): rates of one core on HACC-like data, 4 MiB stripes\n");

@@ -56,10 +56,13 @@ typedef struct tagg_fs_perf {
   uint64_t size[TAGG_FS_POINTS];   /* ascending */
   double latency[TAGG_FS_POINTS];  /* seconds per request */
   double bandwidth[TAGG_FS_POINTS]; /* bytes per second of one stream */
+  int ranks;                        /* streams measured together (request ... ranks=N; 0: not said) */
 } tagg_fs_perf_t;
 
-/* The 'request SIZE latency=T bandwidth=R' lines of a tier file (written by
- * tagg-calibrate: writes); none: fs->n == 0. Errors name file, line, field.
+/* The 'request SIZE latency=T bandwidth=R [ranks=N]' lines of a tier file
+ * (written by tagg-calibrate: writes; ranks = how many ranks of one node
+ * issued them together, interleaved in one file, R then each one's share);
+ * none: fs->n == 0. Errors name file, line, field.
  * The _read_ ones take the 'read_request' lines (reads of that size). */
 int tagg_fs_perf_load(const char *path, tagg_fs_perf_t *fs, tagg_err_t *err);
 int tagg_fs_perf_parse(const char *text, const char *name, tagg_fs_perf_t *fs, tagg_err_t *err);
@@ -93,6 +96,7 @@ typedef struct tagg_call_in {
   int naggr;                       /* forced aggregator count (0: the model's) */
   int per_node, throttle;          /* -1: the model's rule, 0: no limit */
   int read;                        /* the call reads: the throttle rule limits writes only */
+  int one_file;                    /* every aggregator writes the same file (shared layout; not subfiles) */
   tagg_aggregate_t mode;
   const tagg_fs_perf_t *fs;        /* NULL: the tiers' target */
   double sync_cost;                /* seconds per synchronisation (0: 20 x the MPI latency) */
@@ -101,6 +105,13 @@ typedef struct tagg_call_in {
 } tagg_call_in_t;
 
 typedef enum { TAGG_CALL_NOTHING = 0, TAGG_CALL_DIRECT, TAGG_CALL_AGGREGATE, TAGG_CALL_FAILED } tagg_call_action_t;
+
+/* aggregate=auto aggregates a call only when the model predicts it at least
+ * this share cheaper than direct access; closer is a tie, and a tie goes to
+ * direct access. The predictions are good to about this much at best (measured
+ * costs of request sizes, modelled exchange), and on the GlusterFS testbed a
+ * 0.4 % predicted gain was an 8 % loss (S3D, 256 MiB: model/README.md). */
+#define TAGG_AGGR_MIN_GAIN 0.05
 
 typedef struct tagg_call_plan {
   tagg_call_action_t action;

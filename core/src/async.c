@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define BATCH 8 /* jobs of one file a worker runs in a row before it looks at the others */
@@ -85,12 +84,7 @@ static int run(job_t *j, char *msg, size_t len)
     memset(&sink, 0, sizeof sink);
     tagg_err_capture(&sink);
     int local = 0;
-#ifdef TAGG_FAULT_INJECTION
-    /* tests: a slow worker, so that a tiny pool fills whatever the machine's load */
-    const char *delay = getenv("TAGG_FAULT_ASYNC_DELAY_MS");
-    if (delay && atoi(delay) > 0)
-        nanosleep(&(struct timespec){.tv_sec = atoi(delay) / 1000, .tv_nsec = (long)(atoi(delay) % 1000) * 1000000L}, NULL);
-#endif
+    tagg_fault_sleep("TAGG_FAULT_ASYNC_DELAY_MS"); /* tests: a slow worker, so that a tiny pool fills */
     if (j->fail[0]) {
         TAGG_ERR(TAGG_E_NOMEM, "%s", j->fail);
         local = -1;
@@ -102,13 +96,8 @@ static int run(job_t *j, char *msg, size_t len)
     if (local < 0)
         tagg_extents_reset(&j->x);
     int rc = tagg_io_exec(&af->bg, &j->x, j->kind, j->coll, TAGG_WRITE, local);
-#ifdef TAGG_FAULT_INJECTION
-    /* tests: the rank whose own job failed records it late (the other ranks
-     * of the collective job have recorded theirs by then) */
-    const char *late = getenv("TAGG_FAULT_ASYNC_LATE_MS");
-    if (local < 0 && late && atoi(late) > 0)
-        nanosleep(&(struct timespec){.tv_sec = atoi(late) / 1000, .tv_nsec = (long)(atoi(late) % 1000) * 1000000L}, NULL);
-#endif
+    if (local < 0) /* tests: the rank whose own job failed records it after the others */
+        tagg_fault_sleep("TAGG_FAULT_ASYNC_LATE_MS");
     tagg_err_capture(NULL);
     if (rc < 0)
         snprintf(msg, len, "%s", sink.count ? sink.msg : "no message");

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef TAGG_FAULT_INJECTION
 bool tagg_fault(const char *op, int rank)
@@ -26,10 +27,23 @@ bool tagg_fault(const char *op, int rank)
     pthread_mutex_unlock(&mu);
     return hit;
 }
+
+void tagg_fault_sleep(const char *name)
+{
+    const char *v  = getenv(name);
+    int         ms = v ? atoi(v) : 0;
+    if (ms > 0)
+        nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L}, NULL);
+}
 #else
 bool tagg_fault(const char *op, int rank)
 {
     (void)op, (void)rank;
     return false;
+}
+
+void tagg_fault_sleep(const char *name)
+{
+    (void)name;
 }
 #endif

@@ -23,4 +23,9 @@
 /* True when the operation `op` on `rank` must fail now (counts calls). */
 bool tagg_fault(const char *op, int rank);
 
+/* Sleeps the milliseconds the environment variable `name` gives (the
+ * TAGG_FAULT_ASYNC_*_MS switches above); nothing when unset, not a positive
+ * number, or built without fault injection. */
+void tagg_fault_sleep(const char *name);
+
 #endif

@@ -10,6 +10,8 @@
  *   TAGG_FAULT="tier_read:rank=R[:after=N]"   likewise for memRead
  *   TAGG_FAULT="async_write:rank=R[:after=N]" asynchronous mode: the (N+1)-th staged
  *                                     write a worker thread executes on rank R fails
+ *   TAGG_FAULT="wb_flush:rank=R[:after=N]"    the (N+1)-th write-out of the bytes kept behind
+ *                                     (write_behind) on rank R fails
  *   TAGG_FAULT_ASYNC_DELAY_MS=N       asynchronous mode: a worker sleeps N ms before each job
  *                                     (a tiny staging pool then fills deterministically)
  *   TAGG_FAULT_ASYNC_LATE_MS=N        asynchronous mode: a worker whose own job failed (a fault

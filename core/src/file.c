@@ -7,6 +7,7 @@
 #include "mpi_wait.h"
 #include "sf_stripe_codec.h"
 #include "subfile_index.h"
+#include "wbehind.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -146,11 +147,16 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                  (unsigned long long)t->staged_bytes, (unsigned long long)t->staged_calls,
                  (unsigned long long)t->stalls, (unsigned long long)t->oversize, (unsigned long long)t->drains,
                  (unsigned long long)t->bg_failures);
+    char wb[160] = "";
+    if (f->cfg.write_behind > 0 && (f->flags & TAGG_OPEN_RDWR) && !f->cfg.async)
+        snprintf(wb, sizeof wb, " wb_calls=%llu wb_bytes=%llu wb_read_bytes=%llu wb_flushes=%llu",
+                 (unsigned long long)t->wb_calls, (unsigned long long)t->wb_bytes,
+                 (unsigned long long)t->wb_read_bytes, (unsigned long long)t->wb_flushes);
     return snprintf(buf, len,
                     "tagg: file=%s driver=tagg layout=%s backend=%s ranks=%d "
                     "raw_write_bytes=%llu raw_write_calls=%llu raw_read_bytes=%llu raw_read_calls=%llu "
                     "md_write_bytes=%llu md_read_bytes=%llu coll_write_calls=%llu coll_read_calls=%llu "
-                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s%s%s",
+                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s%s%s%s",
                     slash ? slash + 1 : f->path, tagg_layout_names[f->cfg.layout], f->ops->name, f->size,
                     (unsigned long long)t->bytes[TAGG_WRITE][TAGG_RAW], (unsigned long long)t->calls[TAGG_WRITE][TAGG_RAW],
                     (unsigned long long)t->bytes[TAGG_READ][TAGG_RAW], (unsigned long long)t->calls[TAGG_READ][TAGG_RAW],
@@ -158,7 +164,7 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                     (unsigned long long)t->coll_calls[TAGG_WRITE], (unsigned long long)t->coll_calls[TAGG_READ],
                     (unsigned long long)t->extents[TAGG_WRITE], (unsigned long long)t->extents[TAGG_READ],
                     (unsigned long long)t->aggr_calls[TAGG_WRITE], (unsigned long long)t->aggr_calls[TAGG_READ], nvr,
-                    comp, extra, async);
+                    comp, extra, async, wb);
 }
 
 static void file_free(tagg_file_t *f)
@@ -169,6 +175,7 @@ static void file_free(tagg_file_t *f)
         MPI_Comm_free(&f->comm);
     if (f->info != MPI_INFO_NULL)
         MPI_Info_free(&f->info);
+    tagg_wb_free(f->wb);
     tagg_config_clear(&f->cfg);
     free(f->path);
     free(f);
@@ -456,27 +463,31 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size)
     uint64_t cur;
     if (f->async && tagg_async_drain(f, true) < 0)
         return -1;
+    int wrc = tagg_wb_flush(f); /* what this rank kept lands first; agreed below */
     if (f->store_ops == stores[TAGG_LAYOUT_SHARED]) {
         /* One file that tagg alone writes: its size is what the open found
          * or the last set_size made, grown by the writes every rank made
          * since. One reduction, which also orders every rank's earlier writes
-         * before a change of size (no barrier, no rank asking the storage). */
-        int64_t mine = (int64_t)(f->written_end > f->eof ? f->written_end : f->eof), all = 0;
-        int     code = tagg_mpi_allreduce(&mine, &all, 1, MPI_INT64_T, MPI_MAX, f->comm);
+         * before a change of size (no barrier, no rank asking the storage)
+         * and carries a failed write-out. */
+        int64_t mine[2] = {(int64_t)(f->written_end > f->eof ? f->written_end : f->eof), wrc < 0}, all[2] = {0, 0};
+        int     code    = tagg_mpi_allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, f->comm);
         if (code != MPI_SUCCESS) {
             TAGG_ERR_MPI("MPI_Allreduce (file size)", code);
             return -1;
         }
-        cur = (uint64_t)all;
+        if (all[1]) {
+            if (wrc == 0)
+                TAGG_ERR(TAGG_E_IO, "writing the bytes kept behind failed on another rank");
+            return -1;
+        }
+        cur = (uint64_t)all[0];
     }
     else {
         /* Subfiles: the stores know their sizes; every rank's earlier writes
-         * are done before they are asked. */
-        int code = tagg_mpi_barrier(f->comm);
-        if (code != MPI_SUCCESS) {
-            TAGG_ERR_MPI("MPI_Barrier", code);
+         * are done before they are asked (the agreement orders them). */
+        if (tagg_agree(f->comm, wrc, "writing the bytes kept behind") < 0)
             return -1;
-        }
         if (tagg_file_get_size(f, &cur) < 0)
             return -1;
     }
@@ -493,7 +504,8 @@ int tagg_file_sync(tagg_file_t *f)
 {
     if (f->async && tagg_async_drain(f, true) < 0)
         return -1;
-    return tagg_agree(f->comm, f->store_ops->sync(f), "syncing the file");
+    int wrc = tagg_wb_flush(f), src = f->store_ops->sync(f);
+    return tagg_agree(f->comm, wrc < 0 || src < 0 ? -1 : 0, "syncing the file");
 }
 
 /* Rank 0: the summary line of a file that moved data, printed (verbose >= 1)
@@ -535,8 +547,11 @@ int tagg_file_close(tagg_file_t *f)
         rc = tagg_async_drain(f, true);
         tagg_async_close(f);
     }
+    int wrc = tagg_wb_flush(f); /* what this rank kept; close_reduce below agrees */
     if (rc == 0 && f->cfg.fsync && (f->flags & TAGG_OPEN_RDWR)) /* nothing to sync in a read-only file */
         rc = tagg_file_sync(f);
+    if (wrc < 0)
+        rc = -1;
     /* With summary= the summary file's failure must fail the close on every
      * rank: the statistics come first, by their own reduction. */
     int to_file = f->cfg.summary && *f->cfg.summary;
@@ -575,8 +590,28 @@ static uint64_t extents_end(const tagg_extents_t *x)
     return end;
 }
 
+/* Write-behind is on for this file: the same on every rank (configuration,
+ * open flags, asynchronous mode), unlike f->wb, made at the first write kept. */
+static bool wb_on(const tagg_file_t *f)
+{
+    return f->cfg.write_behind > 0 && !f->async && (f->flags & TAGG_OPEN_RDWR);
+}
+
 static int io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
 {
+    if (wb_on(f) && !collective && kind == TAGG_RAW && !f->atomic) {
+        if (!f->wb)
+            f->wb = tagg_wb_new((uint64_t)f->cfg.write_behind); /* none: written through */
+        int kept = f->wb ? tagg_wb_write(f, x) : 0;
+        if (kept != 0)
+            return kept < 0 ? -1 : 0;
+        return tagg_io_exec(f, x, kind, collective, TAGG_WRITE, 0);
+    }
+    /* Metadata, collective calls, atomic mode: what is kept goes first. A
+     * failure fails a collective call on every rank (its agreement). */
+    int wrc = tagg_wb_flush(f);
+    if (wrc < 0 && !collective)
+        return -1;
     if (f->async && f->atomic) {
         /* atomic mode: what is staged lands first, this write goes straight through */
         if (tagg_async_drain(f, collective) < 0)
@@ -585,7 +620,7 @@ static int io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool co
     }
     if (f->async)
         return tagg_async_write(f, x, kind, collective);
-    return tagg_io_exec(f, x, kind, collective, TAGG_WRITE, 0);
+    return tagg_io_exec(f, x, kind, collective, TAGG_WRITE, wrc);
 }
 
 int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
@@ -605,5 +640,32 @@ int tagg_io_read(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool colle
     /* asynchronous mode: the staged writes land first, so the read sees them */
     if (f->async && tagg_async_drain(f, collective) < 0)
         return -1; /* collective: every rank failed the drain alike, nobody enters the read */
-    return tagg_io_exec(f, x, kind, collective, TAGG_READ, 0);
+    if (wb_on(f) && !collective && kind == TAGG_RAW && !f->atomic) { /* a rewrite may follow: kept */
+        if (!f->wb)
+            f->wb = tagg_wb_new((uint64_t)f->cfg.write_behind);
+        if (f->wb)
+            tagg_wb_note_read(f->wb, x); /* none noted without memory: the rewrite goes through */
+    }
+    else
+        tagg_wb_forget_read(f->wb); /* a rewrite follows its read directly */
+    if (tagg_wb_bytes(f->wb) == 0)
+        return tagg_io_exec(f, x, kind, collective, TAGG_READ, 0);
+    if (collective || f->atomic) { /* other ranks' aggregators may read what this rank kept */
+        int wrc = tagg_wb_flush(f);
+        if (wrc < 0 && !collective)
+            return -1;
+        return tagg_io_exec(f, x, kind, collective, TAGG_READ, wrc);
+    }
+    /* This rank's own read: the kept bytes from memory, the rest from the store. */
+    tagg_extents_t rest;
+    tagg_extents_init(&rest);
+    int rc = tagg_wb_read(f->wb, x, &rest);
+    if (rc < 0)
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+    else if (rest.n)
+        rc = tagg_io_exec(f, &rest, kind, false, TAGG_READ, 0);
+    if (rc == 0)
+        f->stats.wb_read_bytes += x->bytes - rest.bytes;
+    tagg_extents_free(&rest);
+    return rc;
 }

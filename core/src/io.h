@@ -37,6 +37,11 @@ typedef struct tagg_stats {
     uint64_t comp_stored;   /* compression: the bytes stored for them (raw when they did not shrink) */
     uint64_t comp_stripes;  /* compression: of those stripes, how many are stored compressed */
     uint64_t comp_raw;      /* compression: ... and how many raw */
+    /* write-behind (wbehind.h); its write-outs count above as raw write calls */
+    uint64_t wb_calls;      /* independent raw writes kept in memory */
+    uint64_t wb_bytes;      /* ... their bytes */
+    uint64_t wb_read_bytes; /* bytes of independent reads served from what was kept */
+    uint64_t wb_flushes;    /* write-outs of what was kept */
 } tagg_stats_t;
 
 typedef struct tagg_file  tagg_file_t;
@@ -74,6 +79,7 @@ struct tagg_file {
     unsigned                  flags;   /* TAGG_OPEN_* the file was opened with */
     tagg_stats_t              stats;
     tagg_async_t             *async;          /* asynchronous mode, NULL when synchronous */
+    struct tagg_wb           *wb;             /* write-behind (wbehind.h), NULL when off */
     int                       async_fallback;  /* async=1 asked for, MPI lacks MPI_THREAD_MULTIPLE */
     int                       io_meta;         /* the request being moved is file metadata (set by tagg_io_*) */
     int                       size_everywhere; /* the store's get_size is local knowledge: every rank asks, max */

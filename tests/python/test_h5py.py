@@ -49,3 +49,26 @@ def test_parallel_h5py_without_vol_is_not_tagg(tmp_path, tagg_env, run_script):
     r = run_script("roundtrip.py", [out, "mpio"], tagg_env, nranks=2)
     assert r.returncode == 0, r.stdout + r.stderr
     assert not os.path.exists(tagg_env["TAGG_SUMMARY"]), "tagg wrote a summary without the VOL connector"
+
+
+@pytest.mark.parametrize("nranks", [None, 2])
+def test_compound_fields_written_by_name(tmp_path, tagg_env, run_script, nranks):
+    """dset['x', a:b] = ...: HDF5's read-modify-write of whole records for every
+    field; tagg keeps those rewrites (write_behind) and serves the reads that
+    follow from them. Serial with HDF5_DRIVER=tagg, and 2 ranks through the VOL."""
+    if nranks:
+        env = dict(tagg_env, HDF5_VOL_CONNECTOR="tagg under_vol=0;under_info={}")
+    else:
+        env = dict(tagg_env, HDF5_DRIVER="tagg")
+    out = tmp_path / "fields.h5"
+    r = run_script("fields.py", [out, "mpio" if nranks else "serial"], env, nranks=nranks)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "fields ok" in r.stdout
+    lines = summary_lines(env, "fields.h5")
+    assert len(lines) == 2, lines
+    assert field(lines[0], "ranks") == str(nranks or 1)
+    # every field's rewrite was kept, and the reads after them came from memory
+    assert int(field(lines[0], "wb_calls")) >= 6 * (nranks or 1), lines[0]
+    assert int(field(lines[0], "wb_read_bytes")) > 0, lines[0]
+    # what reached the store: the records once per rank, not once per field
+    assert int(field(lines[0], "raw_write_bytes")) < 2 * 28 * 40000 * (nranks or 1), lines[0]

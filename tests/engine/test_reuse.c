@@ -17,6 +17,7 @@
 #include "config.h"
 #include "error.h"
 #include "io.h"
+#include "mpi_check.h"
 
 #include <fcntl.h>
 #include <mpi.h>
@@ -28,17 +29,6 @@
 
 #define STEPS 6
 #define ROWS 64
-
-static int rank, nranks, passed, failed;
-
-static void check(int ok, const char *what)
-{
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("%s: %s\n", all ? "PASS" : "FAIL", what);
-    all ? passed++ : failed++;
-}
 
 static unsigned char val(uint64_t off, int t) { return (unsigned char)((off * 131 + (uint64_t)t * 7 + 1) % 251); }
 
@@ -54,21 +44,6 @@ static void runs(tagg_extents_t *x, unsigned char *mem, uint64_t base, uint64_t 
                 m[k] = val(off + k, t);
         tagg_extents_push(x, off, len, m);
     }
-}
-
-static long summary_field(const char *path, const char *key)
-{
-    FILE *f = fopen(path, "r");
-    char  line[4096];
-    long  v = -1;
-    while (f && fgets(line, sizeof line, f)) {
-        char *p = strstr(line, key);
-        if (p && strstr(line, "raw_write_bytes="))
-            v = strtol(p + strlen(key), NULL, 10);
-    }
-    if (f)
-        fclose(f);
-    return v;
 }
 
 /* One file: STEPS writes, STEPS reads back, the image compared. Returns plans reused (rank 0) or -1. */

@@ -27,6 +27,7 @@
 #include "config.h"
 #include "error.h"
 #include "io.h"
+#include "mpi_check.h"
 
 #include <mpi.h>
 #include <stdint.h>
@@ -38,17 +39,6 @@
 #define R (48 * 1024)
 #define OPS 400
 #define MAXLEN 9000
-
-static int rank, nranks, passed, failed;
-
-static void check(int ok, const char *what)
-{
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("%s: %s\n", all ? "PASS" : "FAIL", what);
-    all ? passed++ : failed++;
-}
 
 static uint64_t next(uint64_t *s)
 {
@@ -117,21 +107,6 @@ static int compare(const unsigned char *got, uint64_t off, uint64_t len, const c
             return 0;
         }
     return 1;
-}
-
-static long summary_field(const char *path, const char *key)
-{
-    FILE *f = fopen(path, "r");
-    char  line[4096];
-    long  v = -1;
-    while (f && fgets(line, sizeof line, f)) {
-        char *p = strstr(line, key);
-        if (p && strstr(line, "raw_write_bytes=") && v < 0)
-            v = strtol(p + strlen(key), NULL, 10); /* the first line: the writing open */
-    }
-    if (f)
-        fclose(f);
-    return v;
 }
 
 static tagg_file_t *open_file(const char *path, const char *cfgtext, unsigned flags, tagg_config_t *cfg)

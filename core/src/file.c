@@ -9,6 +9,9 @@
 #include "subfile_index.h"
 #include "wbehind.h"
 
+/* f->wb_coll: the last collective call, for collective rewrites (io_write). */
+enum { WB_COLL_OTHER = 0, WB_COLL_READ, WB_COLL_KEPT };
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,11 +150,13 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                  (unsigned long long)t->staged_bytes, (unsigned long long)t->staged_calls,
                  (unsigned long long)t->stalls, (unsigned long long)t->oversize, (unsigned long long)t->drains,
                  (unsigned long long)t->bg_failures);
-    char wb[160] = "";
+    char wb[256] = "";
     if (f->cfg.write_behind > 0 && (f->flags & TAGG_OPEN_RDWR) && !f->cfg.async)
-        snprintf(wb, sizeof wb, " wb_calls=%llu wb_bytes=%llu wb_read_bytes=%llu wb_flushes=%llu",
+        snprintf(wb, sizeof wb,
+                 " wb_calls=%llu wb_bytes=%llu wb_read_bytes=%llu wb_flushes=%llu wb_coll_kept=%llu wb_coll_read=%llu",
                  (unsigned long long)t->wb_calls, (unsigned long long)t->wb_bytes,
-                 (unsigned long long)t->wb_read_bytes, (unsigned long long)t->wb_flushes);
+                 (unsigned long long)t->wb_read_bytes, (unsigned long long)t->wb_flushes,
+                 (unsigned long long)t->wb_coll_kept, (unsigned long long)t->wb_coll_read);
     return snprintf(buf, len,
                     "tagg: file=%s driver=tagg layout=%s backend=%s ranks=%d "
                     "raw_write_bytes=%llu raw_write_calls=%llu raw_read_bytes=%llu raw_read_calls=%llu "
@@ -463,7 +468,8 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size)
     uint64_t cur;
     if (f->async && tagg_async_drain(f, true) < 0)
         return -1;
-    int wrc = tagg_wb_flush(f); /* what this rank kept lands first; agreed below */
+    f->wb_coll = WB_COLL_OTHER;
+    int wrc    = tagg_wb_flush(f); /* what this rank kept lands first; agreed below */
     if (f->store_ops == stores[TAGG_LAYOUT_SHARED]) {
         /* One file that tagg alone writes: its size is what the open found
          * or the last set_size made, grown by the writes every rank made
@@ -504,7 +510,8 @@ int tagg_file_sync(tagg_file_t *f)
 {
     if (f->async && tagg_async_drain(f, true) < 0)
         return -1;
-    int wrc = tagg_wb_flush(f), src = f->store_ops->sync(f);
+    f->wb_coll = WB_COLL_OTHER;
+    int wrc    = tagg_wb_flush(f), src = f->store_ops->sync(f);
     return tagg_agree(f->comm, wrc < 0 || src < 0 ? -1 : 0, "syncing the file");
 }
 
@@ -597,8 +604,46 @@ static bool wb_on(const tagg_file_t *f)
     return f->cfg.write_behind > 0 && !f->async && (f->flags & TAGG_OPEN_RDWR);
 }
 
+/* Collective rewrites. When HDF5's whole selection fits its type-conversion
+ * buffer it makes the background read and the rewrite collective calls (a
+ * compound member of up to 1 MiB per rank). The last collective call decides,
+ * the same way on every rank, whether one agreement is worth asking:
+ *   after a collective raw read, a collective raw write: did every rank just
+ *     read what it writes (and keep it)? Then nothing moves now;
+ *   after such a kept write, a collective raw read: does every rank keep all
+ *     it reads? Then each serves it from memory.
+ * Otherwise the call runs as always, after what is kept is written out. The
+ * agreement is the price of a read followed by a write, or a kept write by a
+ * read, that turns out not to be a rewrite: one MPI_Allreduce. */
+/* MIN over ranks of vote; 0 (and *failed) when the reduction fails. */
+static int wb_agree(tagg_file_t *f, int vote, int *failed)
+{
+    int all  = 0;
+    int code = tagg_mpi_allreduce(&vote, &all, 1, MPI_INT, MPI_MIN, f->comm);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Allreduce (write-behind agreement)", code);
+        *failed = 1;
+        return 0;
+    }
+    return all;
+}
+
 static int io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
 {
+    if (wb_on(f) && collective && kind == TAGG_RAW && !f->atomic && f->wb_coll == WB_COLL_READ) {
+        int kept = f->wb ? tagg_wb_write(f, x) : 0, failed = kept < 0;
+        if (wb_agree(f, kept == 1, &failed)) {
+            f->wb_coll = WB_COLL_KEPT;
+            f->stats.wb_coll_kept++;
+            return 0;
+        }
+        f->wb_coll = WB_COLL_OTHER;
+        /* not everywhere: what this rank kept (this write too) goes out, then the call runs */
+        int wrc = tagg_wb_flush(f) < 0 || failed ? -1 : 0;
+        return tagg_io_exec(f, x, kind, collective, TAGG_WRITE, wrc);
+    }
+    if (collective)
+        f->wb_coll = WB_COLL_OTHER;
     if (wb_on(f) && !collective && kind == TAGG_RAW && !f->atomic) {
         if (!f->wb)
             f->wb = tagg_wb_new((uint64_t)f->cfg.write_behind); /* none: written through */
@@ -640,21 +685,44 @@ int tagg_io_read(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool colle
     /* asynchronous mode: the staged writes land first, so the read sees them */
     if (f->async && tagg_async_drain(f, collective) < 0)
         return -1; /* collective: every rank failed the drain alike, nobody enters the read */
-    if (wb_on(f) && !collective && kind == TAGG_RAW && !f->atomic) { /* a rewrite may follow: kept */
-        if (!f->wb)
-            f->wb = tagg_wb_new((uint64_t)f->cfg.write_behind);
-        if (f->wb)
-            tagg_wb_note_read(f->wb, x); /* none noted without memory: the rewrite goes through */
+    int rewritable = wb_on(f) && kind == TAGG_RAW && !f->atomic; /* a rewrite may follow this read */
+    if (rewritable && !f->wb)
+        f->wb = tagg_wb_new((uint64_t)f->cfg.write_behind); /* none: nothing noted, nothing kept */
+    if (collective) {
+        int prev   = f->wb_coll, failed = 0;
+        f->wb_coll = WB_COLL_OTHER;
+        if (rewritable && prev == WB_COLL_KEPT && wb_agree(f, f->wb && tagg_wb_holds(f->wb, x), &failed)) {
+            tagg_extents_t rest; /* every rank reads only what it keeps: from memory */
+            tagg_extents_init(&rest);
+            tagg_wb_read(f->wb, x, &rest); /* nothing to push: rest stays empty */
+            tagg_extents_free(&rest);
+            f->stats.wb_read_bytes += x->bytes;
+            f->stats.wb_coll_read++;
+            tagg_wb_note_read(f->wb, x);
+            f->wb_coll = WB_COLL_READ;
+            return 0;
+        }
+        /* other ranks' aggregators may read what this rank kept: it goes out first */
+        int wrc = tagg_wb_flush(f) < 0 || failed ? -1 : 0;
+        if (rewritable && f->wb) /* before the call: the engine may reorder or consume x */
+            tagg_wb_note_read(f->wb, x);
+        int rc = tagg_io_exec(f, x, kind, collective, TAGG_READ, wrc);
+        if (rc < 0)
+            tagg_wb_forget_read(f->wb);
+        else if (rewritable)
+            f->wb_coll = WB_COLL_READ;
+        return rc;
     }
+    if (rewritable && f->wb)
+        tagg_wb_note_read(f->wb, x); /* none noted without memory: the rewrite goes through */
     else
         tagg_wb_forget_read(f->wb); /* a rewrite follows its read directly */
     if (tagg_wb_bytes(f->wb) == 0)
         return tagg_io_exec(f, x, kind, collective, TAGG_READ, 0);
-    if (collective || f->atomic) { /* other ranks' aggregators may read what this rank kept */
-        int wrc = tagg_wb_flush(f);
-        if (wrc < 0 && !collective)
+    if (f->atomic) {
+        if (tagg_wb_flush(f) < 0)
             return -1;
-        return tagg_io_exec(f, x, kind, collective, TAGG_READ, wrc);
+        return tagg_io_exec(f, x, kind, collective, TAGG_READ, 0);
     }
     /* This rank's own read: the kept bytes from memory, the rest from the store. */
     tagg_extents_t rest;

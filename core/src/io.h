@@ -42,6 +42,8 @@ typedef struct tagg_stats {
     uint64_t wb_bytes;      /* ... their bytes */
     uint64_t wb_read_bytes; /* bytes of independent reads served from what was kept */
     uint64_t wb_flushes;    /* write-outs of what was kept */
+    uint64_t wb_coll_kept;  /* collective raw writes kept on every rank (no I/O) */
+    uint64_t wb_coll_read;  /* collective raw reads served from what every rank kept */
 } tagg_stats_t;
 
 typedef struct tagg_file  tagg_file_t;
@@ -80,6 +82,8 @@ struct tagg_file {
     tagg_stats_t              stats;
     tagg_async_t             *async;          /* asynchronous mode, NULL when synchronous */
     struct tagg_wb           *wb;             /* write-behind (wbehind.h), NULL when off */
+    int                       wb_coll;         /* the last collective call, for collective rewrites
+                                                * (file.c; the same on every rank) */
     int                       async_fallback;  /* async=1 asked for, MPI lacks MPI_THREAD_MULTIPLE */
     int                       io_meta;         /* the request being moved is file metadata (set by tagg_io_*) */
     int                       size_everywhere; /* the store's get_size is local knowledge: every rank asks, max */

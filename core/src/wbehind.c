@@ -260,6 +260,17 @@ int tagg_wb_write(tagg_file_t *f, const tagg_extents_t *x)
     return 1;
 }
 
+int tagg_wb_holds(const tagg_wb_t *wb, const tagg_extents_t *x)
+{
+    for (size_t k = 0; k < x->n; k++) {
+        uint64_t off = x->v[k].off, end = off + x->v[k].len;
+        size_t   i   = first_after(wb, off);
+        if (x->v[k].len && !(i < wb->n && wb->v[i].off <= off && wb->v[i].off + wb->v[i].len >= end))
+            return 0;
+    }
+    return 1;
+}
+
 int tagg_wb_read(const tagg_wb_t *wb, const tagg_extents_t *x, tagg_extents_t *rest)
 {
     for (size_t k = 0; k < x->n; k++) {

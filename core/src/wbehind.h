@@ -8,6 +8,9 @@
  * member and per type-conversion buffer (1 MiB). Kept here, the later reads
  * are served from memory and the store sees each byte once, in large pieces.
  *
+ * When HDF5's selection fits its conversion buffer, the read and the rewrite
+ * are collective calls: file.c then asks every rank (io_write, tagg_io_read).
+ *
  * Only such rewrites are kept: a write whose every piece lies in the ranges of
  * this rank's last independent raw read, with no write between. Any other
  * write goes through at once, after what is kept: HDF5 relies on that for
@@ -53,6 +56,9 @@ void tagg_wb_forget_read(tagg_wb_t *wb);
  * Otherwise, or when x is larger than the limit, writes out what is kept and
  * returns 0: the caller writes x itself. -1 with an error pushed. */
 int tagg_wb_write(tagg_file_t *f, const tagg_extents_t *x);
+/* True when every extent of x lies inside what is kept (a read of x needs no
+ * storage access). */
+int tagg_wb_holds(const tagg_wb_t *wb, const tagg_extents_t *x);
 /* Fills the parts of x's extents the cache holds and appends the rest, in
  * order, to `rest` (to be read from the store). Returns 0 or -1 (no memory). */
 int tagg_wb_read(const tagg_wb_t *wb, const tagg_extents_t *x, tagg_extents_t *rest);

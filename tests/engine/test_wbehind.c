@@ -17,6 +17,11 @@
  *   coll-r    a collective read of the next rank's region, checked (what that
  *             rank kept must have reached the store before);
  *   sync, size  tagg_file_sync, tagg_file_set_size (shorter or longer);
+ *   coll-rewrite  a collective read of a range of its own, a collective write
+ *             of pieces inside it (some reaching past: then no rank keeps it),
+ *             then (a third each) nothing, the whole range read again
+ *             collectively, or the pieces written (from memory when every
+ *             rank kept its rewrite);
  *   handoff   a plain write into its own region, a barrier, and the previous
  *             rank reads those pieces independently (a write that is not a
  *             rewrite must not be kept: HDF5's fill-then-barrier relies on it).
@@ -79,7 +84,7 @@ static void draw(uint64_t *g, int kind, int q, draw_t *d)
     memset(d, 0, sizeof *d);
     uint64_t len = 3 + below(g, MAXLEN - 2), off = base + below(g, R - len + 1);
     d->read = (range_t){off, len};
-    if (kind == 0) { /* rewrite: pieces inside the read range, one in 8 reaching past it */
+    if (kind == 0 || kind == 9) { /* rewrite: pieces inside the read range, one in 8 reaching past it */
         draw_pieces(g, off, off + len, d);
         range_t *last = &d->piece[d->npieces - 1];
         if (below(g, 8) == 0 && off + len + 100 <= base + R)
@@ -144,11 +149,13 @@ static int random_mode(const char *cfgtext, const char *dir, uint64_t seed)
     unsigned char *mem = malloc(3 * MAXLEN + 200), *back = malloc(R > MAXLEN ? R : MAXLEN);
     tagg_extents_t x;
     tagg_extents_init(&x);
-    int     ok = 1, counts[9] = {0}, handoffs = 0;
+    int     ok = 1, counts[10] = {0}, handoffs = 0;
     range_t next_read = {0, 0};
     for (int step = 0; step < OPS && ok; step++) {
         uint64_t u = below(&shared, 100);
-        int kind = u < 40 ? 0 : u < 57 ? 1 : u < 69 ? 2 : u < 74 ? 3 : u < 82 ? 4 : u < 90 ? 5 : u < 93 ? 6 : u < 96 ? 7 : 8;
+        int kind = u < 32 ? 0 : u < 40 ? 9 : u < 57 ? 1 : u < 69 ? 2 : u < 74 ? 3 : u < 82 ? 4 : u < 90 ? 5 : u < 93 ? 6
+                 : u < 96 ? 7 : 8;
+        int reread = (int)below(&shared, 3); /* kind 9 then: 0 nothing, 1 the whole range again, 2 the pieces written */
         draw_t  handed = {0};         /* kind 8: the next rank's plain write, read here after a barrier */
         range_t before = next_read;   /* the next rank's independent read, when it was its last call */
         next_read      = (range_t){0, 0};
@@ -164,11 +171,12 @@ static int random_mode(const char *cfgtext, const char *dir, uint64_t seed)
             /* the bytes of this step's pieces, from rank q's generator on every rank */
             unsigned char *m = mem;
             tagg_extents_reset(&x);
-            if (q == rank && kind == 0) { /* read first, then check against the image before the write */
+            if (q == rank && (kind == 0 || kind == 9)) { /* read first, checked against the image before the write */
                 tagg_extents_t rx;
                 tagg_extents_init(&rx);
                 tagg_extents_push(&rx, d.read.off, d.read.len, back);
-                if (tagg_io_read(f, &rx, TAGG_RAW, false) < 0 || !compare(back, d.read.off, d.read.len, "rewrite's read", step))
+                if (tagg_io_read(f, &rx, TAGG_RAW, kind == 9) < 0 ||
+                    !compare(back, d.read.off, d.read.len, kind == 9 ? "collective rewrite's read" : "rewrite's read", step))
                     ok = 0;
                 tagg_extents_free(&rx);
             }
@@ -177,16 +185,38 @@ static int random_mode(const char *cfgtext, const char *dir, uint64_t seed)
                 tagg_extents_push(&x, d.piece[p].off, d.piece[p].len, m);
                 m += d.piece[p].len;
             }
-            if (q == rank && kind != 4) { /* 0: the rewrite; 1 and 8: plain; 3: metadata */
+            if (q == rank && kind != 4 && kind != 9) { /* 0: the rewrite; 1 and 8: plain; 3: metadata */
                 if (tagg_io_write(f, &x, kind == 3 ? TAGG_META : TAGG_RAW, false) < 0)
                     ok = 0, fprintf(stderr, "rank %d step %d: write failed\n", rank, step);
             }
-            if (q == rank && kind == 4) {
+            if (q == rank && (kind == 4 || kind == 9)) {
                 if (tagg_io_write(f, &x, TAGG_RAW, true) < 0)
                     ok = 0, fprintf(stderr, "rank %d step %d: collective write failed\n", rank, step);
             }
             for (size_t i = 0; i < x.n; i++) /* the pieces are disjoint */
                 memcpy(image + x.v[i].off, x.v[i].mem, x.v[i].len);
+            if (q == rank && kind == 9 && reread == 1) { /* the whole range again: more than was kept */
+                tagg_extents_t rx;
+                tagg_extents_init(&rx);
+                tagg_extents_push(&rx, d.read.off, d.read.len, back);
+                if (tagg_io_read(f, &rx, TAGG_RAW, true) < 0 ||
+                    !compare(back, d.read.off, d.read.len, "collective read of the range after the rewrite", step))
+                    ok = 0;
+                tagg_extents_free(&rx);
+            }
+            if (q == rank && kind == 9 && reread == 2) { /* the pieces written: from memory when every rank kept */
+                tagg_extents_t rx;
+                tagg_extents_init(&rx);
+                unsigned char *b = back;
+                for (size_t i = 0; i < x.n; b += x.v[i].len, i++)
+                    tagg_extents_push(&rx, x.v[i].off, x.v[i].len, b);
+                int rok = tagg_io_read(f, &rx, TAGG_RAW, true) == 0;
+                b = back;
+                for (size_t i = 0; rok && i < x.n; b += x.v[i].len, i++)
+                    rok = compare(b, x.v[i].off, x.v[i].len, "collective read of the pieces after the rewrite", step);
+                ok &= rok;
+                tagg_extents_free(&rx);
+            }
         }
         if (kind == 2 || kind == 5) { /* reads: own region, or the next rank's collectively */
             /* the range from the shared generator: the same offset in every rank's region */
@@ -235,20 +265,22 @@ static int random_mode(const char *cfgtext, const char *dir, uint64_t seed)
     char what[512];
     snprintf(what, sizeof what, "%d steps (rewrites %d, writes %d, reads %d, metadata %d, collective writes %d, "
              "collective reads %d, syncs %d, size changes %d, plain writes read by another rank %d of %d): every "
-             "read equals the image", OPS, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6],
-             counts[7], handoffs, counts[8]);
+             "read equals the image; collective rewrites %d", OPS, counts[0], counts[1], counts[2], counts[3], counts[4],
+             counts[5], counts[6], counts[7], handoffs, counts[8], counts[9]);
     check(ok, what);
     check(tagg_file_close(f) == 0, "close");
     tagg_config_clear(&cfg);
-    long kept = -1, served = -1;
+    long v[4] = {-1, -1, -1, -1}, kept, served, ckept, cread;
     if (rank == 0)
-        kept = summary_field(sum, "wb_calls="), served = summary_field(sum, "wb_read_bytes=");
-    MPI_Bcast(&kept, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-    MPI_Bcast(&served, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+        v[0] = summary_field(sum, "wb_calls="), v[1] = summary_field(sum, "wb_read_bytes="),
+        v[2] = summary_field(sum, "wb_coll_kept="), v[3] = summary_field(sum, "wb_coll_read=");
+    MPI_Bcast(v, 4, MPI_LONG, 0, MPI_COMM_WORLD);
+    kept = v[0], served = v[1], ckept = v[2], cread = v[3];
     if (limit > 0) {
-        snprintf(what, sizeof what, "write_behind=%ld: writes kept %ld (want > 0), bytes read from them %ld (want > 0)",
-                 limit, kept, served);
-        check(kept > 0 && served > 0, what);
+        snprintf(what, sizeof what, "write_behind=%ld: writes kept %ld (want > 0), bytes read from them %ld (want > 0), "
+                 "collective rewrites kept %ld and collective reads served from them %ld (want > 0)",
+                 limit, kept, served, ckept, cread);
+        check(kept > 0 && served > 0 && ckept > 0 && cread > 0, what);
     }
     else {
         snprintf(what, sizeof what, "write_behind=0: no write kept (summary has no wb_ fields: %ld)", kept);

@@ -114,6 +114,19 @@ static int compare(const unsigned char *got, uint64_t off, uint64_t len, const c
     return 1;
 }
 
+/* Reads [off, off + len) into buf (collectively or not) and compares it with
+ * the image; 1 when equal. */
+static int read_check(tagg_file_t *f, uint64_t off, uint64_t len, int coll, unsigned char *buf, const char *what,
+                      int step)
+{
+    tagg_extents_t rx;
+    tagg_extents_init(&rx);
+    tagg_extents_push(&rx, off, len, buf);
+    int ok = tagg_io_read(f, &rx, TAGG_RAW, coll) == 0 && compare(buf, off, len, what, step);
+    tagg_extents_free(&rx);
+    return ok;
+}
+
 static tagg_file_t *open_file(const char *path, const char *cfgtext, unsigned flags, tagg_config_t *cfg)
 {
     char err[1024];
@@ -172,13 +185,8 @@ static int random_mode(const char *cfgtext, const char *dir, uint64_t seed)
             unsigned char *m = mem;
             tagg_extents_reset(&x);
             if (q == rank && (kind == 0 || kind == 9)) { /* read first, checked against the image before the write */
-                tagg_extents_t rx;
-                tagg_extents_init(&rx);
-                tagg_extents_push(&rx, d.read.off, d.read.len, back);
-                if (tagg_io_read(f, &rx, TAGG_RAW, kind == 9) < 0 ||
-                    !compare(back, d.read.off, d.read.len, kind == 9 ? "collective rewrite's read" : "rewrite's read", step))
-                    ok = 0;
-                tagg_extents_free(&rx);
+                ok &= read_check(f, d.read.off, d.read.len, kind == 9, back,
+                                 kind == 9 ? "collective rewrite's read" : "rewrite's read", step);
             }
             for (int p = 0; p < d.npieces; p++) {
                 fill(&gen[q], m, d.piece[p].len);
@@ -196,13 +204,8 @@ static int random_mode(const char *cfgtext, const char *dir, uint64_t seed)
             for (size_t i = 0; i < x.n; i++) /* the pieces are disjoint */
                 memcpy(image + x.v[i].off, x.v[i].mem, x.v[i].len);
             if (q == rank && kind == 9 && reread == 1) { /* the whole range again: more than was kept */
-                tagg_extents_t rx;
-                tagg_extents_init(&rx);
-                tagg_extents_push(&rx, d.read.off, d.read.len, back);
-                if (tagg_io_read(f, &rx, TAGG_RAW, true) < 0 ||
-                    !compare(back, d.read.off, d.read.len, "collective read of the range after the rewrite", step))
-                    ok = 0;
-                tagg_extents_free(&rx);
+                ok &= read_check(f, d.read.off, d.read.len, 1, back, "collective read of the range after the rewrite",
+                                 step);
             }
             if (q == rank && kind == 9 && reread == 2) { /* the pieces written: from memory when every rank kept */
                 tagg_extents_t rx;
@@ -224,13 +227,8 @@ static int random_mode(const char *cfgtext, const char *dir, uint64_t seed)
             uint64_t off = owner * R + below(&shared, R - len + 1);
             if (kind == 2) /* what the next rank read likewise */
                 next_read = (range_t){(uint64_t)((rank + 1) % nranks) * R + (off - owner * R), len};
-            tagg_extents_t rx;
-            tagg_extents_init(&rx);
-            tagg_extents_push(&rx, off, len, back);
-            if (tagg_io_read(f, &rx, TAGG_RAW, kind == 5) < 0 ||
-                !compare(back, off, len, kind == 5 ? "collective read of the next rank's" : "read", step))
-                ok = 0;
-            tagg_extents_free(&rx);
+            ok &= read_check(f, off, len, kind == 5, back, kind == 5 ? "collective read of the next rank's" : "read",
+                             step);
         }
         if (kind == 8) { /* a plain write is not kept: after a barrier, another rank reads it (HDF5 relies on that) */
             MPI_Barrier(MPI_COMM_WORLD);
@@ -240,13 +238,8 @@ static int random_mode(const char *cfgtext, const char *dir, uint64_t seed)
                            handed.piece[p].off + handed.piece[p].len <= before.off + before.len;
             handoffs += !rewrite;
             for (int p = 0; p < handed.npieces && !rewrite; p++) {
-                tagg_extents_t rx;
-                tagg_extents_init(&rx);
-                tagg_extents_push(&rx, handed.piece[p].off, handed.piece[p].len, back);
-                if (tagg_io_read(f, &rx, TAGG_RAW, false) < 0 ||
-                    !compare(back, handed.piece[p].off, handed.piece[p].len, "the next rank's plain write after a barrier", step))
-                    ok = 0;
-                tagg_extents_free(&rx);
+                ok &= read_check(f, handed.piece[p].off, handed.piece[p].len, 0, back,
+                                 "the next rank's plain write after a barrier", step);
             }
         }
         if (kind == 6 && tagg_file_sync(f) < 0)

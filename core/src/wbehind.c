@@ -26,7 +26,7 @@ struct tagg_wb {
     wb_ext_t   *v;
     size_t      n, cap;
     uint64_t    bytes, limit;
-    wb_range_t *read;          /* the ranges of this rank's last independent read, sorted */
+    wb_range_t *read;          /* the ranges of this rank's last raw read, sorted */
     size_t      nread, capread;
 };
 

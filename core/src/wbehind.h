@@ -12,7 +12,7 @@
  * are collective calls: file.c then asks every rank (io_write, tagg_io_read).
  *
  * Only such rewrites are kept: a write whose every piece lies in the ranges of
- * this rank's last independent raw read, with no write between. Any other
+ * this rank's last raw read (independent or collective), with no write between. Any other
  * write goes through at once, after what is kept: HDF5 relies on that for
  * writes other ranks depend on (rank 0 writes a contiguous dataset's fill
  * values at creation, then every rank passes a barrier tagg cannot see).
@@ -46,7 +46,7 @@ void tagg_wb_free(tagg_wb_t *wb);
 /* Bytes held. */
 uint64_t tagg_wb_bytes(const tagg_wb_t *wb);
 
-/* Notes the ranges of an independent raw-data read of this rank (the last
+/* Notes the ranges of a raw-data read of this rank (the last
  * one counts). Returns 0 or -1 (no memory: nothing noted). */
 int tagg_wb_note_read(tagg_wb_t *wb, const tagg_extents_t *x);
 /* Any other read (collective, metadata): the next write is no rewrite. */

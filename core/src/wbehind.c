@@ -196,6 +196,9 @@ void tagg_wb_forget_read(tagg_wb_t *wb)
 
 int tagg_wb_note_read(tagg_wb_t *wb, const tagg_extents_t *x)
 {
+    wb->nread = 0;
+    if (x->n == 0)
+        return 0;
     if (x->n > wb->capread) {
         wb_range_t *r = realloc(wb->read, x->n * sizeof *r);
         if (!r) {
@@ -204,7 +207,6 @@ int tagg_wb_note_read(tagg_wb_t *wb, const tagg_extents_t *x)
         }
         wb->read = r, wb->capread = x->n;
     }
-    wb->nread = 0;
     for (size_t i = 0; i < x->n; i++)
         if (x->v[i].len)
             wb->read[wb->nread++] = (wb_range_t){x->v[i].off, x->v[i].len};

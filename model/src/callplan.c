@@ -249,13 +249,17 @@ done:
 /* The calibration's verdict on several writers of one node: the request
  * lines were measured by fs->ranks ranks together (each got bandwidth B of
  * the largest size), so together they wrote ranks x B; one process alone, the
- * target tier's bandwidth. Below 1.05 x that, more writers add nothing. */
-static int writers_do_not_add(const tagg_call_in_t *in) {
+ * target tier's bandwidth. Below 1.05 x that, more writers add nothing, and
+ * this returns the rate one writer of the node gets: what they got together
+ * (they added nothing over one, so one gets no more either), at most the rate
+ * measured alone. 0: more writers do add. */
+static double lone_writer_rate(const tagg_call_in_t *in) {
   const tagg_fs_perf_t *fs = in->fs;
   if (!fs || fs->n <= 0 || fs->ranks < 2 || !in->tiers || in->tiers->target < 0) return 0;
   double together = (double)fs->ranks * fs->bandwidth[fs->n - 1];
   double alone = in->tiers->tier[in->tiers->target].bandwidth;
-  return alone > 0 && together < 1.05 * alone;
+  if (!(alone > 0 && together < 1.05 * alone)) return 0;
+  return together < alone ? together : alone;
 }
 
 int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *err) {
@@ -302,11 +306,11 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
    * serialises a file's writes, as FUSE does): a second aggregator then adds
    * its exchange and the throttle's token, not bandwidth (GlusterFS testbed,
    * 256 MiB of column blocks: 231 MiB/s with one aggregator, 214 with two). */
-  int one_writer = 0; /* one aggregator per node: it writes at the node's rate, not one share of it */
-  if (!owned && !in->read && in->one_file && in->naggr <= 0 && in->per_node < 0 && in->topo && writers_do_not_add(in)) {
+  double lone = 0; /* > 0: one aggregator per node, which writes at this rate, not one share of it */
+  if (!owned && !in->read && in->one_file && in->naggr <= 0 && in->per_node < 0 && in->topo && (lone = lone_writer_rate(in)) > 0) {
     int nn = tagg_topology_nnodes(in->topo);
     if (nn >= 1 && naggr > nn) naggr = nn;
-    one_writer = naggr <= nn;
+    if (naggr > nn) lone = 0;
   }
   tagg_partition_range(span, naggr, unit, &c->dsize, &c->ndom);
   if (!owned && c->ndom == 1 && lo > c->lo) {
@@ -326,19 +330,16 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   double t_fs = in->tiers->tier[in->tiers->target].bandwidth > 0 ? (double)total / in->tiers->tier[in->tiers->target].bandwidth : 0;
   c->cost_direct = worst_runs > t_fs ? worst_runs : t_fs;
   double per_req = tagg_fs_request_time(in->fs, in->tiers, req);
-  if (one_writer) {
-    /* The request lines' rate is each of fs->ranks writers' share. The lone
-     * writer gets the whole of what they got together (they added nothing
-     * over one, so one gets no more either): not one process's rate measured
-     * apart, which the calibration takes differently (sequential, no
+  if (lone > 0) {
+    /* The request lines' rate is each of fs->ranks writers' share; the lone
+     * writer gets the node's rate (lone_writer_rate): not one process's rate
+     * measured apart, which the calibration takes differently (sequential, no
      * neighbour) and which the GlusterFS testbed's aggregator did not reach
      * (HACC, S3D: 221-240 MiB/s against 298 measured alone, 253-257 for the
      * two ranks writing their own runs). */
-    double alone = in->tiers->tier[in->tiers->target].bandwidth, shared = in->fs->bandwidth[in->fs->n - 1];
-    double node = (double)in->fs->ranks * shared;
-    if (alone > 0 && alone < node) node = alone;
-    per_req += (double)req / node - (double)req / shared;
-    if (per_req < (double)req / node) per_req = (double)req / node;
+    double shared = in->fs->bandwidth[in->fs->n - 1];
+    per_req += (double)req / lone - (double)req / shared;
+    if (per_req < (double)req / lone) per_req = (double)req / lone;
   }
   double file_aggr = (double)c->nrounds * per_req;
   c->cost_aggr = (file_aggr > t_fs ? file_aggr : t_fs) + worst_move + (double)(c->nrounds + 1) * sync;

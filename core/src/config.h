@@ -211,9 +211,10 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "space when the pool is full, and a single write larger than the pool is written synchronously "    \
       "after the file's staged writes. Set by the file that starts the pool")                             \
     X(write_behind, SIZE, int64_t, TAGG_ENV_WRITE_BEHIND, "32M", 0, 1LL << 40, NULL,                      \
-      "bytes of independent raw-data writes a rank keeps in memory per file and writes out, in file "       \
-      "order, at its next metadata write or collective call, at flush and close, or when full; its own "   \
-      "reads see them (README: Write-behind). 0 = off; off in atomic and asynchronous mode")             \
+      "bytes of raw-data rewrites (writes of ranges the rank has just read: HDF5's read-modify-write of "  \
+      "compound members) a rank keeps in memory per file and writes out, in file order, at its next "       \
+      "metadata write or collective call, at flush and close, or when full; its own reads see them "       \
+      "(README: Write-behind). 0 = off; off in atomic and asynchronous mode")                            \
     X(record, STR, char *, TAGG_ENV_RECORD, "", 0, 0, NULL,                                               \
       "file to which rank 0 appends one JSON line per collective raw-data call: the pattern, the "        \
       "settings used and the measured times (README: Self-tuning); empty = none")                        \

@@ -598,24 +598,34 @@ static uint64_t extents_end(const tagg_extents_t *x)
 }
 
 /* Write-behind is on for this file: the same on every rank (configuration,
- * open flags, asynchronous mode), unlike f->wb, made at the first write kept. */
+ * open flags, asynchronous mode), unlike f->wb, made at first use. */
 static bool wb_on(const tagg_file_t *f)
 {
     return f->cfg.write_behind > 0 && !f->async && (f->flags & TAGG_OPEN_RDWR);
 }
 
+/* The file's write-behind state, made on first use; NULL without memory
+ * (then nothing is noted or kept: every write goes through). */
+static tagg_wb_t *wb_get(tagg_file_t *f)
+{
+    if (!f->wb)
+        f->wb = tagg_wb_new((uint64_t)f->cfg.write_behind);
+    return f->wb;
+}
+
 /* Collective rewrites. When HDF5's whole selection fits its type-conversion
  * buffer it makes the background read and the rewrite collective calls (a
  * compound member of up to 1 MiB per rank). The last collective call decides,
- * the same way on every rank, whether one agreement is worth asking:
+ * the same way on every rank, whether one agreement (wb_agree) is worth asking:
  *   after a collective raw read, a collective raw write: did every rank just
  *     read what it writes (and keep it)? Then nothing moves now;
  *   after such a kept write, a collective raw read: does every rank keep all
  *     it reads? Then each serves it from memory.
  * Otherwise the call runs as always, after what is kept is written out. The
  * agreement is the price of a read followed by a write, or a kept write by a
- * read, that turns out not to be a rewrite: one MPI_Allreduce. */
-/* MIN over ranks of vote; 0 (and *failed) when the reduction fails. */
+ * read, that turns out not to be a rewrite: one MPI_Allreduce.
+ *
+ * wb_agree: MIN over ranks of vote; 0 (and *failed) when the reduction fails. */
 static int wb_agree(tagg_file_t *f, int vote, int *failed)
 {
     int all  = 0;
@@ -645,9 +655,7 @@ static int io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool co
     if (collective)
         f->wb_coll = WB_COLL_OTHER;
     if (wb_on(f) && !collective && kind == TAGG_RAW && !f->atomic) {
-        if (!f->wb)
-            f->wb = tagg_wb_new((uint64_t)f->cfg.write_behind); /* none: written through */
-        int kept = f->wb ? tagg_wb_write(f, x) : 0;
+        int kept = wb_get(f) ? tagg_wb_write(f, x) : 0;
         if (kept != 0)
             return kept < 0 ? -1 : 0;
         return tagg_io_exec(f, x, kind, collective, TAGG_WRITE, 0);
@@ -686,8 +694,8 @@ int tagg_io_read(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool colle
     if (f->async && tagg_async_drain(f, collective) < 0)
         return -1; /* collective: every rank failed the drain alike, nobody enters the read */
     int rewritable = wb_on(f) && kind == TAGG_RAW && !f->atomic; /* a rewrite may follow this read */
-    if (rewritable && !f->wb)
-        f->wb = tagg_wb_new((uint64_t)f->cfg.write_behind); /* none: nothing noted, nothing kept */
+    if (rewritable)
+        wb_get(f);
     if (collective) {
         int prev   = f->wb_coll, failed = 0;
         f->wb_coll = WB_COLL_OTHER;

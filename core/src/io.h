@@ -38,9 +38,9 @@ typedef struct tagg_stats {
     uint64_t comp_stripes;  /* compression: of those stripes, how many are stored compressed */
     uint64_t comp_raw;      /* compression: ... and how many raw */
     /* write-behind (wbehind.h); its write-outs count above as raw write calls */
-    uint64_t wb_calls;      /* independent raw writes kept in memory */
+    uint64_t wb_calls;      /* raw rewrites kept in memory (independent, or collective: then counted per rank) */
     uint64_t wb_bytes;      /* ... their bytes */
-    uint64_t wb_read_bytes; /* bytes of independent reads served from what was kept */
+    uint64_t wb_read_bytes; /* bytes of reads served from what was kept */
     uint64_t wb_flushes;    /* write-outs of what was kept */
     uint64_t wb_coll_kept;  /* collective raw writes kept on every rank (no I/O) */
     uint64_t wb_coll_read;  /* collective raw reads served from what every rank kept */

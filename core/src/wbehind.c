@@ -201,10 +201,8 @@ int tagg_wb_note_read(tagg_wb_t *wb, const tagg_extents_t *x)
         return 0;
     if (x->n > wb->capread) {
         wb_range_t *r = realloc(wb->read, x->n * sizeof *r);
-        if (!r) {
-            wb->nread = 0;
-            return -1;
-        }
+        if (!r)
+            return -1; /* nothing noted */
         wb->read = r, wb->capread = x->n;
     }
     for (size_t i = 0; i < x->n; i++)
@@ -253,10 +251,10 @@ int tagg_wb_write(tagg_file_t *f, const tagg_extents_t *x)
             TAGG_ERR(TAGG_E_NOMEM, "out of memory keeping a write behind (write_behind)");
             return -1;
         }
-    /* The overlap rule can make the extents over a write larger than the
-     * write: keep to the limit. */
     f->stats.wb_calls++;
     f->stats.wb_bytes += x->bytes;
+    /* The overlap rule can make the extents over a write larger than the
+     * write: keep to the limit. */
     if (wb->bytes > wb->limit && tagg_wb_flush(f) < 0)
         return -1;
     return 1;

@@ -1,5 +1,6 @@
 /* What the core-level MPI tests share (test_reuse.c, test_wbehind.c): a check
- * every rank agrees on, and a field of tagg's summary file. */
+ * every rank agrees on, a field of tagg's summary file, opening a file with a
+ * configuration. Include after config.h and io.h. */
 #ifndef TAGG_TEST_MPI_CHECK_H
 #define TAGG_TEST_MPI_CHECK_H
 
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rank, nranks, passed, failed;
 
@@ -35,6 +37,31 @@ static long summary_field(const char *path, const char *key)
     if (f)
         fclose(f);
     return v;
+}
+
+/* full = cfgtext with summary=sum, sum removed first (rank 0) before any rank opens. */
+static void with_summary(char *full, size_t len, const char *cfgtext, const char *sum)
+{
+    snprintf(full, len, "%s;summary=%s", cfgtext, sum);
+    if (rank == 0)
+        unlink(sum);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Builds cfg from cfgtext and opens path (core API); a failure aborts the job. */
+static tagg_file_t *open_file(const char *path, const char *cfgtext, unsigned flags, tagg_config_t *cfg)
+{
+    char err[1024];
+    if (tagg_config_build(cfg, NULL, cfgtext, err, sizeof err) < 0) {
+        fprintf(stderr, "config: %s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    tagg_file_t *f = tagg_file_open(path, flags, MPI_COMM_WORLD, MPI_INFO_NULL, cfg);
+    if (!f) {
+        fprintf(stderr, "rank %d: open of %s failed\n", rank, path);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return f;
 }
 
 #endif

@@ -52,22 +52,9 @@ static long one_file(const char *dir, const char *name, const char *cfgtext, uin
     char path[4096], sum[4096], full[8192];
     snprintf(path, sizeof path, "%s/reuse-%s.bin", dir, name);
     snprintf(sum, sizeof sum, "%s/reuse-%s.sum", dir, name);
-    snprintf(full, sizeof full, "%s;summary=%s", cfgtext, sum);
-    if (rank == 0)
-        unlink(sum);
-    MPI_Barrier(MPI_COMM_WORLD);
+    with_summary(full, sizeof full, cfgtext, sum);
     tagg_config_t cfg;
-    char          err[1024];
-    if (tagg_config_build(&cfg, NULL, full, err, sizeof err) < 0) {
-        fprintf(stderr, "config: %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    tagg_file_t *f = tagg_file_open(path, TAGG_OPEN_RDWR | TAGG_OPEN_CREAT | TAGG_OPEN_TRUNC, MPI_COMM_WORLD,
-                                    MPI_INFO_NULL, &cfg);
-    if (!f) {
-        fprintf(stderr, "rank %d: call failed\n", rank);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    tagg_file_t  *f = open_file(path, full, TAGG_OPEN_RDWR | TAGG_OPEN_CREAT | TAGG_OPEN_TRUNC, &cfg);
     uint64_t       maxlen = 3000, size = (uint64_t)STEPS * delta + (uint64_t)ROWS * nranks * maxlen;
     unsigned char *mem = malloc(ROWS * maxlen), *back = malloc(ROWS * maxlen);
     tagg_extents_t x;

@@ -127,30 +127,12 @@ static int read_check(tagg_file_t *f, uint64_t off, uint64_t len, int coll, unsi
     return ok;
 }
 
-static tagg_file_t *open_file(const char *path, const char *cfgtext, unsigned flags, tagg_config_t *cfg)
-{
-    char err[1024];
-    if (tagg_config_build(cfg, NULL, cfgtext, err, sizeof err) < 0) {
-        fprintf(stderr, "config: %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    tagg_file_t *f = tagg_file_open(path, flags, MPI_COMM_WORLD, MPI_INFO_NULL, cfg);
-    if (!f) {
-        fprintf(stderr, "rank %d: open of %s failed\n", rank, path);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return f;
-}
-
 static int random_mode(const char *cfgtext, const char *dir, uint64_t seed)
 {
     char path[4096], sum[4096], full[8192];
     snprintf(path, sizeof path, "%s/wbehind-%d.bin", dir, nranks);
     snprintf(sum, sizeof sum, "%s/wbehind-%d.sum", dir, nranks);
-    snprintf(full, sizeof full, "%s;summary=%s", cfgtext, sum);
-    if (rank == 0)
-        unlink(sum);
-    MPI_Barrier(MPI_COMM_WORLD);
+    with_summary(full, sizeof full, cfgtext, sum);
     tagg_config_t cfg;
     tagg_file_t  *f = open_file(path, full, TAGG_OPEN_RDWR | TAGG_OPEN_CREAT | TAGG_OPEN_TRUNC, &cfg);
     long          limit = (long)cfg.write_behind;

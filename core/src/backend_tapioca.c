@@ -4,12 +4,11 @@
  * engine state: the machine description for the cost model (tier figures from
  * the model's table or from a tier file, `tiers=`) and the aggregation
  * buffers, in the tier engine_tier.c chooses. */
-#define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
 #include "engine.h"
 #include "error.h"
+#include "io.h"
 #include "mpi_wait.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +38,7 @@ typedef struct tagg_engine_res {
     int                *node_tier;      /* [nnodes] tier of each node's buffers */
     tagg_tier_buf_t     buf;            /* window and memory, made at the first aggregated call */
     char                tier_text[96];  /* for the summary */
+    tagg_engine_mrow_t  row;            /* this rank's machine row they were made from */
     char               *key;            /* what it was made for (res_key) */
     uint64_t            hash;           /* of key */
     int                 users;     /* open files using it */
@@ -66,19 +66,6 @@ static int res_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
     res_free(world_res);
     world_res = NULL;
     return MPI_SUCCESS;
-}
-
-/* HDF5 unloads plugins (dlclose) at H5close, which applications often call
- * before MPI_Finalize; the MPI_COMM_SELF delete callbacks that free cached
- * resources must still be mapped then. Once a callback is registered, the
- * library holding this code is made resident (RTLD_NODELETE). */
-void tagg_engine_pin_library(void)
-{
-    static int pinned;
-    Dl_info    info;
-    if (pinned || !dladdr((void *)tagg_engine_pin_library, &info) || !info.dli_fname)
-        return;
-    pinned = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
 }
 
 /* Everything the resources depend on, as text: buffers, topology, tiers. */
@@ -111,10 +98,16 @@ static int world_file(const tagg_file_t *f)
     return (world == MPI_IDENT || world == MPI_CONGRUENT) && !f->cfg.async;
 }
 
-/* What rides in this rank's describe row about the cache (tagg_engine_describe). */
-static void res_offer(tagg_file_t *f, tagg_engine_t *e, uint64_t *hash, uint32_t *flags)
+/* What rides in this rank's describe row about the cache (tagg_engine_describe).
+ * A rank that offers the cached resources sends the machine row they were made
+ * from instead of measuring again (free memory, statvfs: a dozen system calls
+ * per file); it counts only when another rank misses, and then describes this
+ * node as it was when the cache was made (a tier that has since run out of
+ * space is left out at allocation, engine_tier.c). */
+static void res_offer(tagg_file_t *f, tagg_engine_t *e, uint64_t *hash, uint32_t *flags,
+                      const tagg_engine_mrow_t **known)
 {
-    *hash = 0, *flags = 0;
+    *hash = 0, *flags = 0, *known = NULL;
     if (e->res)
         return;
     if (!e->res_key)
@@ -122,7 +115,7 @@ static void res_offer(tagg_file_t *f, tagg_engine_t *e, uint64_t *hash, uint32_t
     int world = world_file(f);
     if (world && world_res && e->res_key && hash_text(e->res_key) == world_res->hash &&
         !strcmp(world_res->key, e->res_key))
-        *hash = world_res->hash;
+        *hash = world_res->hash, *known = &world_res->row;
     *flags = (world ? TAGG_RES_WORLD : 0) | (world && world_res && world_res->users > 0 ? TAGG_RES_BUSY : 0) |
              (world && world_res ? TAGG_RES_HAS : 0);
 }
@@ -195,11 +188,12 @@ static int res_ready(tagg_file_t *f, tagg_engine_t *e)
     }
     if (!r->topo) /* from the topology file loaded at open: the resources own it now */
         r->topo = e->topo;
+    r->row = e->rows[f->rank].machine;
     r->key = strdup(e->res_key), r->hash = hash_text(e->res_key);
     if (cache && r->key) {
         if (world_keyval == MPI_KEYVAL_INVALID &&
             MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, res_finalize, &world_keyval, NULL) == MPI_SUCCESS) {
-            tagg_engine_pin_library();
+            tagg_pin_library();
             MPI_Comm_set_attr(MPI_COMM_SELF, world_keyval, NULL);
         }
         r->cached = world_keyval != MPI_KEYVAL_INVALID; /* else freed at close like any other */
@@ -398,10 +392,11 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
     tagg_call_t    c;
     uint64_t       h;
     uint32_t       fl;
+    const tagg_engine_mrow_t *known;
     double         t0 = MPI_Wtime();
     memset(&c, 0, sizeof c);
-    res_offer(f, e, &h, &fl);
-    if (tagg_engine_describe(f, e, x, h, fl) < 0)
+    res_offer(f, e, &h, &fl, &known);
+    if (tagg_engine_describe(f, e, x, h, fl, known) < 0)
         return -1;
     int raw = 0, failed = 0;
     for (int r = 0; r < f->size; r++)

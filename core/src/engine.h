@@ -120,10 +120,6 @@ typedef struct tagg_call {
     int           local_rc;  /* -1: this rank failed after the decision (its part of the rounds is empty) */
 } tagg_call_t;
 
-/* Keeps the library holding the engine mapped until the process exits (for
- * callbacks registered with MPI that run in MPI_Finalize). */
-void tagg_engine_pin_library(void);
-
 /* What a rank's node offers for the aggregation buffers, and its node (the
  * machine step, engine_tier.c). */
 typedef struct tagg_engine_mrow {
@@ -138,8 +134,9 @@ typedef struct tagg_engine_mrow {
 /* engine_plan.c. Collective (one MPI_Allgather): this rank's row (the resource
  * key hash riding in it) and every rank's, into e->rows. At a file's first
  * call (e->res NULL: no resources yet, the same on every rank) the rows carry
- * the machine step's row too (filled by tagg_engine_machine_row), so making
- * the resources needs no gather of its own; later calls gather the rows
+ * the machine step's row too (filled by tagg_engine_machine_row; known, when
+ * not NULL: the row the cached resources this rank offers were made from), so
+ * making the resources needs no gather of its own; later calls gather the rows
  * without it. Returns 0, or -1 on every rank with an error pushed. */
 struct tagg_engine_row {
     tagg_req_desc_t req;
@@ -154,7 +151,7 @@ typedef struct tagg_engine_row tagg_engine_row_t;
 #define TAGG_RES_BUSY 2u  /* the cached resources serve another open file */
 #define TAGG_RES_HAS 4u   /* this rank holds cached resources */
 int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, uint64_t res_hash,
-                         uint32_t res_flags);
+                         uint32_t res_flags, const tagg_engine_mrow_t *known);
 
 /* engine_plan.c. Local: the model's plan from the gathered rows (the same on
  * every rank: the computation is deterministic), reusing the previous call's

@@ -69,7 +69,7 @@ static void describe_row(const tagg_extents_t *x, tagg_req_desc_t *q)
 }
 
 int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, uint64_t res_hash,
-                         uint32_t res_flags)
+                         uint32_t res_flags, const tagg_engine_mrow_t *known)
 {
     tagg_engine_row_t mine;
     memset(&mine, 0, sizeof mine);
@@ -80,7 +80,9 @@ int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t 
     int          with_machine = e->res == NULL;
     int          n            = with_machine ? (int)sizeof mine : (int)offsetof(tagg_engine_row_t, machine);
     MPI_Datatype row = MPI_DATATYPE_NULL, bytes = MPI_DATATYPE_NULL;
-    if (with_machine)
+    if (with_machine && known)
+        mine.machine = *known; /* the row the cached resources were made from */
+    else if (with_machine)
         tagg_engine_machine_row(f, e, &mine.machine);
     int code = MPI_Type_contiguous(n, MPI_BYTE, &bytes);
     if (code == MPI_SUCCESS)

@@ -78,11 +78,18 @@ static void measure(const tagg_file_t *f, const tagg_engine_t *e, node_row_t *n)
     }
 }
 
+/* Availability only: the tiers cache what is slow to ask (memkind). The
+ * capacities (free memory from /proc/meminfo, statvfs of the NVR directory)
+ * change and are asked where they are used, at the tier choice; asking them
+ * here cost every open a dozen system calls. */
 void tagg_engine_probe_tiers(const tagg_file_t *f, const tagg_engine_t *e)
 {
-    node_row_t n;
-    memset(&n, 0, sizeof n);
-    measure(f, e, &n); /* the tiers cache what is slow to ask (memkind) */
+    char reason[REASON_LEN];
+    for (int i = 0; i < e->tiers.ntiers; i++) {
+        const tagg_tier_ops_t *ops = tagg_tier_for_kind(e->tiers.tier[i].kind);
+        if (i != e->tiers.target && ops)
+            (void)ops->available(&f->cfg, reason, sizeof reason);
+    }
 }
 
 static const tagg_tier_ops_t *forced_ops(const tagg_file_t *f)

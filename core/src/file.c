@@ -42,21 +42,22 @@ static int probe_layout(const char *path)
     return probe < 0 ? -1 : probe ? TAGG_LAYOUT_SUBFILES : TAGG_LAYOUT_SHARED;
 }
 
-/* Local (rank 0): the POSIX errno an open with these flags meets before any
- * layout is involved, 0 when none: ENOENT for an absent file without CREAT,
- * EEXIST for an existing one with CREAT|EXCL. The same for both layouts (the
- * path a user names exists exactly when the file does). */
-static int open_precondition(const char *path, unsigned flags)
+/* Local (rank 0), one look at the path before the open: returns the POSIX
+ * errno an open with these flags meets before any layout is involved, 0 when
+ * none (ENOENT for an absent file without CREAT, EEXIST for an existing one
+ * with CREAT|EXCL; the same for both layouts: the path a user names exists
+ * exactly when the file does), and sets *layout to what is there (-1: absent
+ * or unreadable). One stat, and the index probe only when something exists:
+ * on a parallel file system every lookup is a round trip to a server. */
+static int look_at(const char *path, unsigned flags, int *layout)
 {
     struct stat sb;
-    int         exists = stat(path, &sb) == 0;
-    if (!exists && errno != ENOENT)
-        return 0; /* another reason: the store's open says it */
-    if (!exists && !(flags & TAGG_OPEN_CREAT))
-        return ENOENT;
-    if (exists && (flags & TAGG_OPEN_CREAT) && (flags & TAGG_OPEN_EXCL))
-        return EEXIST;
-    return 0;
+    *layout = -1;
+    if (stat(path, &sb) != 0)
+        return errno == ENOENT && !(flags & TAGG_OPEN_CREAT) ? ENOENT : 0; /* another errno: the store's open says it */
+    int probe = tagg_sf_probe(path, NULL, 0);
+    *layout   = probe < 0 ? -1 : probe ? TAGG_LAYOUT_SUBFILES : TAGG_LAYOUT_SHARED;
+    return (flags & TAGG_OPEN_CREAT) && (flags & TAGG_OPEN_EXCL) ? EEXIST : 0;
 }
 
 static int detect_layout(const char *path, MPI_Comm comm, int configured)
@@ -318,16 +319,17 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
     }
     int64_t h     = cfg ? 0 : hash_strings(env, str);
     int64_t in[6] = {rc < 0 ? rank + 1 : 0, cfg_rc < 0 ? rank + 1 : 0, 0, 0, h, -h}, out[6];
-    if (!(flags & TAGG_OPEN_TRUNC) && rank == 0)
-        in[2] = probe_layout(path) + 1; /* 0: absent or unreadable */
+    int     found = -1;
     if (rank == 0)
-        in[3] = open_precondition(path, flags);
+        in[3] = look_at(path, flags, &found);
+    if (!(flags & TAGG_OPEN_TRUNC))
+        in[2] = found + 1; /* 0: absent or unreadable (and on every other rank) */
     /* A create over an existing plain file: rank 0 truncates it here, so the
      * store's open finds it empty (no collective MPI_File_set_size and its
      * agreement after the open); a failure rides in the reduction. Subfiled
      * files keep the store's own truncation (every subfile goes). */
     if (rank == 0 && !in[3] && rc == 0 && have_cfg && (flags & TAGG_OPEN_TRUNC) &&
-        f->cfg.layout == TAGG_LAYOUT_SHARED && probe_layout(path) == TAGG_LAYOUT_SHARED && truncate(path, 0) != 0)
+        f->cfg.layout == TAGG_LAYOUT_SHARED && found == TAGG_LAYOUT_SHARED && truncate(path, 0) != 0)
         in[3] = errno ? errno : EIO;
     if ((code = tagg_mpi_allreduce(in, out, 6, MPI_INT64_T, MPI_MAX, comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (tagg open)", code);

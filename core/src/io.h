@@ -152,6 +152,10 @@ int tagg_io_exec(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool colle
  * pushed on the ranks that did not fail themselves. */
 int tagg_agree(MPI_Comm comm, int local_rc, const char *what);
 
+/* Keeps the library holding tagg mapped until the process exits: called by
+ * whoever registers a callback with MPI that runs in MPI_Finalize (io_base.c). */
+void tagg_pin_library(void);
+
 /* Formats the one-line per-file summary (already reduced over ranks). */
 int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *total, char *buf, size_t len);
 

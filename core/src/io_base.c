@@ -2,14 +2,18 @@
  * nothing below it calls back (file.c calls the backends and the stores; they
  * call these, never file.c):
  *   tagg_agree      the one error agreement of a collective call (io.h);
+ *   tagg_pin_library the library stays mapped for MPI_Finalize's callbacks;
  *   tagg_io_direct  each extent straight to the store, in order (io.h);
  *   tagg_io_exec    one request through the file's backend (its ops table),
  *                   shared by file.c's entry points and the asynchronous
  *                   mode's worker threads (async.c), so neither calls back
  *                   into the other. */
+#define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
 #include "error.h"
 #include "io.h"
 #include "mpi_wait.h"
+
+#include <dlfcn.h>
 
 int tagg_io_direct(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
 {
@@ -75,3 +79,15 @@ int tagg_io_exec(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool colle
     return rc;
 }
 
+/* HDF5 unloads plugins (dlclose) at H5close, which applications often call
+ * before MPI_Finalize; the MPI_COMM_SELF delete callbacks that free cached
+ * resources must still be mapped then. Once a callback is registered, the
+ * library holding this code is made resident (RTLD_NODELETE). */
+void tagg_pin_library(void)
+{
+    static int pinned;
+    Dl_info    info;
+    if (pinned || !dladdr((void *)tagg_pin_library, &info) || !info.dli_fname)
+        return;
+    pinned = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
+}

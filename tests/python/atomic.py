@@ -6,7 +6,8 @@ mpio: driver='mpio' (redirected by the VOL connector); default: the default
 driver (HDF5_DRIVER=tagg). With 'on' the file is switched to atomic mode right
 after it is created; then every rank in turn writes its row of a dataset
 independently and, after a barrier, every other rank reads that row back and
-checks it (a read after another rank's write sees it). With 'off' the same
+checks it (a read after another rank's write sees it); then a file closed in
+atomic mode must not leave the next new file atomic. With 'off' the same
 writes run in the default mode and each rank reads only its own row (the
 control of the caller's staging check). Exit code 0 when every check passed."""
 import sys
@@ -43,6 +44,14 @@ with h5py.File(path, "w", **kwargs) as f:
     if atomic:
         f.atomic = False
         check(f.atomic is False, f"after f.atomic = False: {f.atomic!r}")
+
+if atomic:
+    # A file closed in atomic mode: the next file starts in the default mode
+    # (tagg keeps the handle that holds the flag for the next open).
+    with h5py.File(path + ".2", "w", **kwargs) as f:
+        f.atomic = True
+    with h5py.File(path + ".3", "w", **kwargs) as f:
+        check(f.atomic is False, f"a file created after one closed in atomic mode is atomic={f.atomic!r}")
 
 bad = sum(comm.allgather(failures), [])
 if rank == 0:

@@ -107,8 +107,8 @@ WRAP(MPI_Comm_split, (MPI_Comm c, int col, int key, MPI_Comm *n), (c, col, key, 
 WRAP(MPI_Comm_split_type, (MPI_Comm c, int ty, int key, MPI_Info i, MPI_Comm *n), (c, ty, key, i, n))
 WRAP(MPI_Comm_create, (MPI_Comm c, MPI_Group g, MPI_Comm *n), (c, g, n))
 WRAP(MPI_Comm_free, (MPI_Comm *c), (c))
-/* File opens and closes on a one-process communicator (MPI_COMM_SELF)
- * synchronise nothing: counted apart. */
+/* File opens, closes and atomicity changes on a one-process communicator
+ * (MPI_COMM_SELF) synchronise nothing: counted apart. */
 #define SELF_MAX 256
 static MPI_File self_files[SELF_MAX];
 static int      nself;
@@ -143,7 +143,16 @@ int MPI_File_close(MPI_File *f)
 WRAP(MPI_File_sync, (MPI_File f), (f))
 WRAP(MPI_File_set_view, (MPI_File f, MPI_Offset d, MPI_Datatype e, MPI_Datatype ft, const char *rep, MPI_Info i), (f, d, e, ft, rep, i))
 WRAP(MPI_File_set_size, (MPI_File f, MPI_Offset s), (f, s))
-WRAP(MPI_File_set_atomicity, (MPI_File f, int flag), (f, flag))
+int MPI_File_set_atomicity(MPI_File f, int flag)
+{
+    int self = 0;
+    for (int k = 0; k < nself && !self; k++)
+        self = self_files[k] == f;
+    double t0 = PMPI_Wtime();
+    int    rc = PMPI_File_set_atomicity(f, flag);
+    COUNT(self ? K_MPI_File_set_atomicity_on_one_process : K_MPI_File_set_atomicity, t0);
+    return rc;
+}
 WRAP(MPI_File_write_at_all, (MPI_File f, MPI_Offset o, const void *b, int n, MPI_Datatype t, MPI_Status *st), (f, o, b, n, t, st))
 WRAP(MPI_File_read_at_all, (MPI_File f, MPI_Offset o, void *b, int n, MPI_Datatype t, MPI_Status *st), (f, o, b, n, t, st))
 WRAP(MPI_File_write_at, (MPI_File f, MPI_Offset o, const void *b, int n, MPI_Datatype t, MPI_Status *st), (f, o, b, n, t, st))

@@ -137,12 +137,35 @@ static int config_strings(hid_t fapl, char **env, char **str)
  * opened by each process alone (MPI_COMM_SELF), so it costs no collective;
  * MPI_File_set_atomicity on it is then local too, and every rank still sees
  * the flag HDF5 set (H5Fset_mpi_atomicity is collective: HDF5 calls it on
- * every rank). Local: a failure rides in the open's first reduction. */
+ * every rank). Local: a failure rides in the open's first reduction.
+ *
+ * Opening one costs ROMIO a statfs, an open and its hints (~20 us, a tenth of
+ * a small file's whole create and close), and HDF5 opens a file twice when it
+ * creates one (cmp: a tentative open first). So a closed file's handle, its flag
+ * reset, waits in a few spares for the next open; the spares are closed at
+ * MPI_Finalize (a delete callback on MPI_COMM_SELF). */
+#define SPARE_MAX 4
+static MPI_File spare_fh[SPARE_MAX];
+static int      spare_n, spare_keyval = MPI_KEYVAL_INVALID, spare_done;
+
+static int spare_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)keyval, (void)value, (void)extra;
+    while (spare_n > 0)
+        MPI_File_close(&spare_fh[--spare_n]);
+    spare_done = 1; /* files HDF5 closes after this point close their handle */
+    return MPI_SUCCESS;
+}
+
 static int atomic_open(tagg_vfd_t *file, int nprocs)
 {
     file->atomic_fh = MPI_FILE_NULL;
     if (nprocs == 1)
         return 0;
+    if (spare_n > 0) {
+        file->atomic_fh = spare_fh[--spare_n];
+        return 0;
+    }
     int code = MPI_File_open(MPI_COMM_SELF, "/dev/null", MPI_MODE_RDONLY, MPI_INFO_NULL, &file->atomic_fh);
     if (code != MPI_SUCCESS) {
         file->atomic_fh = MPI_FILE_NULL;
@@ -150,6 +173,26 @@ static int atomic_open(tagg_vfd_t *file, int nprocs)
         return -1;
     }
     return 0;
+}
+
+static void atomic_close(tagg_vfd_t *file)
+{
+    if (file->atomic_fh == MPI_FILE_NULL)
+        return;
+    if (!spare_done && spare_keyval == MPI_KEYVAL_INVALID &&
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, spare_finalize, &spare_keyval, NULL) == MPI_SUCCESS) {
+        tagg_pin_library(); /* the callback must outlive HDF5's dlclose of the plugin */
+        if (MPI_Comm_set_attr(MPI_COMM_SELF, spare_keyval, NULL) != MPI_SUCCESS)
+            spare_done = 1;
+    }
+    int flag = 1;
+    if (!spare_done && spare_keyval != MPI_KEYVAL_INVALID && spare_n < SPARE_MAX &&
+        MPI_File_get_atomicity(file->atomic_fh, &flag) == MPI_SUCCESS &&
+        (!flag || MPI_File_set_atomicity(file->atomic_fh, 0) == MPI_SUCCESS))
+        spare_fh[spare_n++] = file->atomic_fh;
+    else
+        MPI_File_close(&file->atomic_fh);
+    file->atomic_fh = MPI_FILE_NULL;
 }
 
 /* Hands a change of the atomicity flag HDF5 set on the stand-in handle to tagg
@@ -223,8 +266,8 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
     free(env), free(str);
     env = str = NULL;
     if (!tf) {
-        if (file && file->atomic_fh != MPI_FILE_NULL)
-            MPI_File_close(&file->atomic_fh);
+        if (file)
+            atomic_close(file);
         free(file);
         file = NULL;
         goto fail;
@@ -255,8 +298,7 @@ fail:
 static herr_t tagg_close(H5FD_t *_file)
 {
     tagg_vfd_t *file = (tagg_vfd_t *)_file;
-    if (file->atomic_fh != MPI_FILE_NULL)
-        MPI_File_close(&file->atomic_fh);
+    atomic_close(file);
     int          rc = 0;
     held_file_t *h  = file->held;
     if (h && --h->refs > 0) {

@@ -262,7 +262,7 @@ static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had
         }
         free(p);
     }
-    return tagg_sf_index_write(f->path, ix, f->cfg.fsync, err, ERRLEN);
+    return tagg_sf_index_write_mode(f->path, ix, f->cfg.fsync, 1, err, ERRLEN);
 }
 
 /* Opens path (a derived one) and checks its size against the index's. */

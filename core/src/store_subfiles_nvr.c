@@ -117,7 +117,7 @@ int tagg_sub_create_nvr(tagg_file_t *f, tagg_sf_index_t *ix, const char *nodes, 
     free(mp);
     if (fd < 0 || close(fd) < 0)
         return -1;
-    return tagg_sf_index_write(f->path, ix, f->cfg.fsync, err, ERRLEN);
+    return tagg_sf_index_write_mode(f->path, ix, f->cfg.fsync, 1, err, ERRLEN);
 }
 
 /* Collective, destination=nvr, after the index is known everywhere: which

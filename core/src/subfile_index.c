@@ -774,49 +774,67 @@ int tagg_sf_index_read(const char *path, tagg_sf_index_t *idx, char *err, size_t
     return rc;
 }
 
-int tagg_sf_index_write(const char *path, const tagg_sf_index_t *idx, int sync, char *err, size_t errlen)
+/* Writes text whole to fd, fsyncs it when sync, closes it (always). */
+static int put_text(int fd, const char *name, const char *text, size_t len, int sync, char *err, size_t errlen)
 {
-    char  *text = NULL, *tmp = malloc(strlen(path) + 16);
-    size_t len  = 0;
-    int    fd   = -1;
-    if (!tmp || tagg_sf_index_format(idx, &text, &len) < 0) {
-        tagg_errmsg(err, errlen, "out of memory");
-        goto fail;
-    }
-    sprintf(tmp, "%s.tagg-tmp", path);
-    if ((fd = tagg_sf_create(tmp, err, errlen)) < 0) {
-        free(text), free(tmp);
-        return -1;
-    }
     for (size_t done = 0; done < len;) {
         ssize_t put = write(fd, text + done, len - done);
         if (put < 0 && errno == EINTR)
             continue;
         if (put <= 0) {
-            tagg_errmsg(err, errlen, "writing the index '%s': %s", tmp, put < 0 ? strerror(errno) : "short write");
-            goto fail;
+            tagg_errmsg(err, errlen, "writing the index '%s': %s", name, put < 0 ? strerror(errno) : "short write");
+            close(fd);
+            return -1;
         }
         done += (size_t)put;
     }
     if ((sync && fsync(fd) < 0) || close(fd) < 0) {
-        fd = -1;
-        tagg_errmsg(err, errlen, "writing the index '%s': %s", tmp, strerror(errno));
-        goto fail;
+        tagg_errmsg(err, errlen, "writing the index '%s': %s", name, strerror(errno));
+        return -1;
     }
-    fd = -1;
-    if (rename(tmp, path) < 0) {
-        tagg_errmsg(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-        goto fail;
-    }
-    free(text), free(tmp);
     return 0;
-fail:
-    if (fd >= 0)
-        close(fd);
-    if (tmp)
+}
+
+int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int sync, int fresh, char *err,
+                             size_t errlen)
+{
+    char  *text = NULL, *tmp = NULL;
+    size_t len  = 0;
+    int    fd   = -1;
+    if (tagg_sf_index_format(idx, &text, &len) < 0) {
+        tagg_errmsg(err, errlen, "out of memory");
+        return -1;
+    }
+    /* A new file: nothing at path to replace, so the index goes there at once
+     * (created exclusively, never through a link); something there (or any
+     * other failure): a temporary replaces it atomically, as without fresh. */
+    if (fresh && (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666)) >= 0) {
+        int rc = put_text(fd, path, text, len, sync, err, errlen);
+        if (rc < 0)
+            unlink(path); /* ours: created just now */
+        free(text);
+        return rc;
+    }
+    if (!(tmp = malloc(strlen(path) + 16))) {
+        tagg_errmsg(err, errlen, "out of memory");
+        free(text);
+        return -1;
+    }
+    sprintf(tmp, "%s.tagg-tmp", path);
+    int rc = (fd = tagg_sf_create(tmp, err, errlen)) < 0 ? -1 : put_text(fd, tmp, text, len, sync, err, errlen);
+    if (rc == 0 && rename(tmp, path) < 0) {
+        tagg_errmsg(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+        rc = -1;
+    }
+    if (rc < 0 && fd >= 0)
         unlink(tmp);
     free(text), free(tmp);
-    return -1;
+    return rc;
+}
+
+int tagg_sf_index_write(const char *path, const tagg_sf_index_t *idx, int sync, char *err, size_t errlen)
+{
+    return tagg_sf_index_write_mode(path, idx, sync, 0, err, errlen);
 }
 
 int tagg_sf_probe(const char *path, char *err, size_t errlen)

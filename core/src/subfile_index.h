@@ -215,6 +215,12 @@ int tagg_sf_index_read(const char *path, tagg_sf_index_t *idx, char *err, size_t
 /* Writes the index at path atomically (a temporary beside it, then rename);
  * fsyncs it when sync. 0 or -1 with a message. */
 int tagg_sf_index_write(const char *path, const tagg_sf_index_t *idx, int sync, char *err, size_t errlen);
+/* The same; fresh: the index of a file being created, written straight at
+ * path when nothing is there (one create, no temporary and rename: a rename
+ * costs a parallel file system's metadata servers most), replaced atomically
+ * when something is. */
+int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int sync, int fresh, char *err,
+                             size_t errlen);
 /* 1 when the file at path starts with the magic, 0 when it does not (or is
  * absent), -1 when it cannot be read (message). */
 int tagg_sf_probe(const char *path, char *err, size_t errlen);

@@ -209,6 +209,41 @@ static void test_round_trip(void **state)
     free(sp);
     tagg_sf_index_free(&back);
     unlink(path);
+
+    /* fresh (a file being created): straight at an absent path, no temporary
+     * left; over an existing file or a planted link: replaced, the link's
+     * target untouched */
+    char tmp[96], target[64];
+    snprintf(tmp, sizeof tmp, "%s.tagg-tmp", path);
+    snprintf(target, sizeof target, "%s/target", dir);
+    struct stat st;
+    for (int what = 0; what < 3; what++) {
+        if (what == 1) {
+            FILE *fp = fopen(path, "w"); /* longer than the index: nothing of it may stay */
+            for (int i = 0; i < 4096; i++)
+                fputc('x', fp);
+            fclose(fp);
+        }
+        if (what == 2) {
+            FILE *fp = fopen(target, "w");
+            fputs("precious", fp);
+            fclose(fp);
+            assert_int_equal(symlink(target, path), 0);
+        }
+        if (tagg_sf_index_write_mode(path, &ix, 0, 1, err, sizeof err) < 0)
+            fail_msg("fresh write (%d): %s", what, err);
+        assert_int_equal(lstat(path, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(access(tmp, F_OK), -1);
+        if (tagg_sf_index_read(path, &back, err, sizeof err) < 0)
+            fail_msg("read (%d): %s", what, err);
+        assert_same(&ix, &back);
+        tagg_sf_index_free(&back);
+        unlink(path);
+    }
+    assert_int_equal(stat(target, &st), 0);
+    assert_int_equal(st.st_size, 8); /* untouched */
+    unlink(target);
     rmdir(dir);
     tagg_sf_index_free(&ix);
 }

@@ -191,12 +191,7 @@ static int res_ready(tagg_file_t *f, tagg_engine_t *e)
     r->row = e->rows[f->rank].machine;
     r->key = strdup(e->res_key), r->hash = hash_text(e->res_key);
     if (cache && r->key) {
-        if (world_keyval == MPI_KEYVAL_INVALID &&
-            MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, res_finalize, &world_keyval, NULL) == MPI_SUCCESS) {
-            tagg_pin_library();
-            MPI_Comm_set_attr(MPI_COMM_SELF, world_keyval, NULL);
-        }
-        r->cached = world_keyval != MPI_KEYVAL_INVALID; /* else freed at close like any other */
+        r->cached = tagg_at_finalize(res_finalize, &world_keyval) == 0; /* else freed at close like any other */
         if (r->cached)
             world_res = r;
     }

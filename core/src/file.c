@@ -29,19 +29,6 @@ static const tagg_store_ops_t *const stores[TAGG_LAYOUT_COUNT_] = {
     [TAGG_LAYOUT_SUBFILES] = &tagg_store_subfiles,
 };
 
-/* Collective: the layout of an existing file is a property of the file, not of
- * the configuration: rank 0 looks for the subfile index's magic at path. Returns
- * the layout to use (the configured one when the file is absent or unreadable;
- * the store's open then says why). */
-/* Local: the layout of the existing file at path, -1 when absent or unreadable. */
-static int probe_layout(const char *path)
-{
-    if (access(path, F_OK) != 0)
-        return -1;
-    int probe = tagg_sf_probe(path, NULL, 0);
-    return probe < 0 ? -1 : probe ? TAGG_LAYOUT_SUBFILES : TAGG_LAYOUT_SHARED;
-}
-
 /* Local (rank 0), one look at the path before the open: returns the POSIX
  * errno an open with these flags meets before any layout is involved, 0 when
  * none (ENOENT for an absent file without CREAT, EEXIST for an existing one
@@ -60,12 +47,16 @@ static int look_at(const char *path, unsigned flags, int *layout)
     return (flags & TAGG_OPEN_CREAT) && (flags & TAGG_OPEN_EXCL) ? EEXIST : 0;
 }
 
+/* Collective: the layout of an existing file is a property of the file, not of
+ * the configuration: rank 0 looks for the subfile index's magic at path. Returns
+ * the layout to use (the configured one when the file is absent or unreadable;
+ * the store's open then says why). */
 static int detect_layout(const char *path, MPI_Comm comm, int configured)
 {
     int rank, found = -1;
     MPI_Comm_rank(comm, &rank);
     if (rank == 0)
-        found = probe_layout(path);
+        (void)look_at(path, 0, &found);
     if (tagg_mpi_bcast(&found, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
         found = -1;
     return found < 0 ? configured : found;

@@ -152,9 +152,11 @@ int tagg_io_exec(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool colle
  * pushed on the ranks that did not fail themselves. */
 int tagg_agree(MPI_Comm comm, int local_rc, const char *what);
 
-/* Keeps the library holding tagg mapped until the process exits: called by
- * whoever registers a callback with MPI that runs in MPI_Finalize (io_base.c). */
-void tagg_pin_library(void);
+/* Has fn run in MPI_Finalize (a delete callback on MPI_COMM_SELF, every rank
+ * being there), registered once per *keyval (MPI_KEYVAL_INVALID before the
+ * first call), and keeps the library holding tagg mapped until then (HDF5
+ * unloads plugins at H5close). 0 when fn will run, -1 when it will not. */
+int tagg_at_finalize(MPI_Comm_delete_attr_function *fn, int *keyval);
 
 /* Formats the one-line per-file summary (already reduced over ranks). */
 int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *total, char *buf, size_t len);

@@ -2,7 +2,7 @@
  * nothing below it calls back (file.c calls the backends and the stores; they
  * call these, never file.c):
  *   tagg_agree      the one error agreement of a collective call (io.h);
- *   tagg_pin_library the library stays mapped for MPI_Finalize's callbacks;
+ *   tagg_at_finalize a callback in MPI_Finalize, the library mapped until then;
  *   tagg_io_direct  each extent straight to the store, in order (io.h);
  *   tagg_io_exec    one request through the file's backend (its ops table),
  *                   shared by file.c's entry points and the asynchronous
@@ -83,11 +83,27 @@ int tagg_io_exec(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool colle
  * before MPI_Finalize; the MPI_COMM_SELF delete callbacks that free cached
  * resources must still be mapped then. Once a callback is registered, the
  * library holding this code is made resident (RTLD_NODELETE). */
-void tagg_pin_library(void)
+static void pin_library(void)
 {
     static int pinned;
     Dl_info    info;
-    if (pinned || !dladdr((void *)tagg_pin_library, &info) || !info.dli_fname)
+    if (pinned || !dladdr((void *)pin_library, &info) || !info.dli_fname)
         return;
     pinned = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
+}
+
+int tagg_at_finalize(MPI_Comm_delete_attr_function *fn, int *keyval)
+{
+    if (*keyval != MPI_KEYVAL_INVALID)
+        return 0;
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, fn, keyval, NULL) != MPI_SUCCESS) {
+        *keyval = MPI_KEYVAL_INVALID;
+        return -1;
+    }
+    pin_library();
+    if (MPI_Comm_set_attr(MPI_COMM_SELF, *keyval, NULL) != MPI_SUCCESS) {
+        MPI_Comm_free_keyval(keyval); /* sets MPI_KEYVAL_INVALID */
+        return -1;
+    }
+    return 0;
 }

@@ -129,12 +129,18 @@ int MPI_File_open(MPI_Comm c, const char *p, int a, MPI_Info i, MPI_File *f)
     COUNT(n == 1 ? K_MPI_File_open_on_one_process : K_MPI_File_open, t0);
     return rc;
 }
+static int self_slot(MPI_File f) /* -1: not a one-process file */
+{
+    for (int k = 0; k < nself; k++)
+        if (self_files[k] == f)
+            return k;
+    return -1;
+}
 int MPI_File_close(MPI_File *f)
 {
-    int self = 0;
-    for (int k = 0; k < nself && !self; k++)
-        if (self_files[k] == *f)
-            self = 1, self_files[k] = self_files[--nself];
+    int k = self_slot(*f), self = k >= 0;
+    if (self)
+        self_files[k] = self_files[--nself];
     double t0 = PMPI_Wtime();
     int    rc = PMPI_File_close(f);
     COUNT(self ? K_MPI_File_close_on_one_process : K_MPI_File_close, t0);
@@ -145,11 +151,9 @@ WRAP(MPI_File_set_view, (MPI_File f, MPI_Offset d, MPI_Datatype e, MPI_Datatype 
 WRAP(MPI_File_set_size, (MPI_File f, MPI_Offset s), (f, s))
 int MPI_File_set_atomicity(MPI_File f, int flag)
 {
-    int self = 0;
-    for (int k = 0; k < nself && !self; k++)
-        self = self_files[k] == f;
-    double t0 = PMPI_Wtime();
-    int    rc = PMPI_File_set_atomicity(f, flag);
+    int    self = self_slot(f) >= 0;
+    double t0   = PMPI_Wtime();
+    int    rc   = PMPI_File_set_atomicity(f, flag);
     COUNT(self ? K_MPI_File_set_atomicity_on_one_process : K_MPI_File_set_atomicity, t0);
     return rc;
 }

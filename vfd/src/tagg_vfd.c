@@ -179,14 +179,10 @@ static void atomic_close(tagg_vfd_t *file)
 {
     if (file->atomic_fh == MPI_FILE_NULL)
         return;
-    if (!spare_done && spare_keyval == MPI_KEYVAL_INVALID &&
-        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, spare_finalize, &spare_keyval, NULL) == MPI_SUCCESS) {
-        tagg_pin_library(); /* the callback must outlive HDF5's dlclose of the plugin */
-        if (MPI_Comm_set_attr(MPI_COMM_SELF, spare_keyval, NULL) != MPI_SUCCESS)
-            spare_done = 1;
-    }
+    if (!spare_done && tagg_at_finalize(spare_finalize, &spare_keyval) < 0)
+        spare_done = 1; /* no callback to close the spares: none is kept */
     int flag = 1;
-    if (!spare_done && spare_keyval != MPI_KEYVAL_INVALID && spare_n < SPARE_MAX &&
+    if (!spare_done && spare_n < SPARE_MAX &&
         MPI_File_get_atomicity(file->atomic_fh, &flag) == MPI_SUCCESS &&
         (!flag || MPI_File_set_atomicity(file->atomic_fh, 0) == MPI_SUCCESS))
         spare_fh[spare_n++] = file->atomic_fh;

@@ -142,6 +142,10 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                  (unsigned long long)t->staged_bytes, (unsigned long long)t->staged_calls,
                  (unsigned long long)t->stalls, (unsigned long long)t->oversize, (unsigned long long)t->drains,
                  (unsigned long long)t->bg_failures);
+    char sf[96] = "";
+    if (f->store_ops == stores[TAGG_LAYOUT_SUBFILES] && (f->flags & TAGG_OPEN_RDWR))
+        snprintf(sf, sizeof sf, " sf_composed=%llu sf_reread=%llu", (unsigned long long)t->sf_composed,
+                 (unsigned long long)t->sf_reread);
     char wb[256] = "";
     if (f->cfg.write_behind > 0 && (f->flags & TAGG_OPEN_RDWR) && !f->cfg.async)
         snprintf(wb, sizeof wb,
@@ -153,7 +157,7 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                     "tagg: file=%s driver=tagg layout=%s backend=%s ranks=%d "
                     "raw_write_bytes=%llu raw_write_calls=%llu raw_read_bytes=%llu raw_read_calls=%llu "
                     "md_write_bytes=%llu md_read_bytes=%llu coll_write_calls=%llu coll_read_calls=%llu "
-                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s%s%s%s",
+                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s%s%s%s%s",
                     slash ? slash + 1 : f->path, tagg_layout_names[f->cfg.layout], f->ops->name, f->size,
                     (unsigned long long)t->bytes[TAGG_WRITE][TAGG_RAW], (unsigned long long)t->calls[TAGG_WRITE][TAGG_RAW],
                     (unsigned long long)t->bytes[TAGG_READ][TAGG_RAW], (unsigned long long)t->calls[TAGG_READ][TAGG_RAW],
@@ -161,7 +165,7 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                     (unsigned long long)t->coll_calls[TAGG_WRITE], (unsigned long long)t->coll_calls[TAGG_READ],
                     (unsigned long long)t->extents[TAGG_WRITE], (unsigned long long)t->extents[TAGG_READ],
                     (unsigned long long)t->aggr_calls[TAGG_WRITE], (unsigned long long)t->aggr_calls[TAGG_READ], nvr,
-                    comp, extra, async, wb);
+                    comp, extra, async, wb, sf);
 }
 
 static void file_free(tagg_file_t *f)
@@ -552,8 +556,13 @@ int tagg_file_close(tagg_file_t *f)
         rc = tagg_file_sync(f);
     if (wrc < 0)
         rc = -1;
-    /* With summary= the summary file's failure must fail the close on every
-     * rank: the statistics come first, by their own reduction. */
+    /* The store closes (collectively; a subfiled file's close counts its
+     * checksums), then the statistics are summed: with summary= by their own
+     * reduction first, so that the summary file's failure fails the close on
+     * every rank; then ONE reduction agrees on the close (and sums the
+     * statistics for the printed line). The backend's close is local (a
+     * private window's collective free is no agreement). */
+    int src     = f->store_ops->close(f);
     int to_file = f->cfg.summary && *f->cfg.summary;
     if (to_file) {
         memset(&total, 0, sizeof total);
@@ -561,11 +570,7 @@ int tagg_file_close(tagg_file_t *f)
         if (f->rank == 0 && print_summary(f, &total) < 0)
             rc = -1;
     }
-    /* The store closes (collectively), then ONE reduction agrees on the close
-     * and sums the statistics for the summary line; the backend's close is
-     * local (a private window's collective free is no agreement). */
-    int src = f->store_ops->close(f);
-    rc      = close_reduce(f, (rc < 0 || src < 0) ? -1 : 0, &total);
+    rc = close_reduce(f, (rc < 0 || src < 0) ? -1 : 0, &total);
     if (!to_file && f->rank == 0)
         print_summary(f, &total);
     if (f->ops->close(f) < 0)

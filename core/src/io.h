@@ -44,6 +44,9 @@ typedef struct tagg_stats {
     uint64_t wb_flushes;    /* write-outs of what was kept */
     uint64_t wb_coll_kept;  /* collective raw writes kept on every rank (no I/O) */
     uint64_t wb_coll_read;  /* collective raw reads served from what every rank kept */
+    /* layout=subfiles, the close of a writer (rank 0, which merges the notes) */
+    uint64_t sf_composed;   /* stripe checksums composed from the writers' changes */
+    uint64_t sf_reread;     /* stripes read back for their checksum */
 } tagg_stats_t;
 
 typedef struct tagg_file  tagg_file_t;

@@ -22,10 +22,17 @@
  * while writing. Each rank notes the stripes it writes: a piece that covers a
  * whole stripe gets its CRC from the buffer, any other piece marks the stripe
  * dirty. At close rank 0 gathers the notes; a stripe written whole by exactly
- * one rank keeps that CRC, every other written stripe is read back once by
- * its keeper (HDF5 metadata stripes, partial stripes), untouched stripes keep
- * their record, and all-zero stripes become holes (no record): a sparse file
- * of any extent costs what its written stripes cost. Reads of a read-only
+ * one rank keeps that CRC. In a file this open created, every stripe began as
+ * zeros: each write also notes the change it makes to the stripe's padded CRC
+ * form (crc_shift.h; over bytes the same rank wrote before, those are read
+ * first) and the spans of bytes it covered (stripe_notes.h), so a stripe
+ * whose ranks' spans do not overlap gets the CRC the changes compose, with
+ * no read. Every other written stripe (ranks' bytes overlapping, a cut
+ * through written bytes, a compressed slot rewritten in part, a read-write
+ * open of an existing file) is read back once by its keeper; untouched
+ * stripes keep their record, and read-back all-zero stripes become holes (no
+ * record): a sparse file of any extent costs what its written stripes cost.
+ * The summary counts both ways (sf_composed, sf_reread). Reads of a read-only
  * open (verify=1) check each stripe against its record the first time this
  * rank reads it (the whole stored stripe is read for that), and never read
  * past the size the index records; a mismatch is an error naming the subfile
@@ -447,6 +454,7 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     s->verify   = !s->writable && f->cfg.verify && s->ix.closed;
     s->base_on  = s->writable && f->cfg.verify && !hdr[2] && s->ix.version >= TAGG_SF_VERSION_3;
     s->base_L   = s->ix.logical_size;
+    s->fresh    = s->writable && hdr[2];
     /* the codec of this open: rank 0's (compression=auto reads the tiers file) */
     unsigned enc = rc == 0 && f->rank == 0 && s->writable && !s->ix.nvr ? tagg_compression_codec(&f->cfg, s->ix.stripe) : 0;
     if ((code = tagg_mpi_bcast(&enc, 1, MPI_UNSIGNED, 0, f->comm)) != MPI_SUCCESS)
@@ -581,7 +589,7 @@ static int note_cut(tagg_file_t *f, int fd, const char *path, int sp, uint64_t s
     else {
         uint64_t d = tagg_crc_delta(tagg_crc64(0, s->vbuf, (size_t)t), tagg_crc_zeros(t), at, t, S);
         pthread_mutex_lock(&s->mu);
-        if (tagg_notes_write(&s->written, 2 * (size / S) + (uint64_t)sp, 0, 0, 0, d) < 0)
+        if (tagg_notes_write(&s->written, 2 * (size / S) + (uint64_t)sp, 0, 0, 0, d, 0, 0, 0) < 0)
             rc = -1, TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         pthread_mutex_unlock(&s->mu);
     }
@@ -637,6 +645,7 @@ static int sub_set_size(tagg_file_t *f, uint64_t size)
     pthread_mutex_lock(&s->mu);
     tagg_notes_cut(&s->written, size / S + (size % S != 0));
     tagg_notes_cut(&s->checked, size / S + (size % S != 0));
+    tagg_notes_cut_within(&s->written, size / S, size % S);
     if (f->rank == 0 && size % S &&
         (tagg_notes_put(&s->written, 2 * (size / S), NOTE_DIRTY, 0) < 0 ||
          (s->ix.nvr && tagg_notes_put(&s->written, 2 * (size / S) + 1, NOTE_DIRTY, 0) < 0)))

@@ -1,8 +1,11 @@
 /* Layout "subfiles" (store_subfiles.c), the close of a writer: every rank's
- * stripe notes gathered and merged on rank 0, the stripes no single whole
- * write describes read back by their keepers (compressed slots decoded), a
- * read-write open's re-read stripes checked against their base plus every
- * rank's changes, then rank 0 writes the final index. */
+ * stripe notes gathered and merged on rank 0; a stripe of a new file that
+ * several writes made, none over another rank's bytes, gets the checksum its
+ * writers' changes compose; the stripes left (overlaps, compressed slots,
+ * cuts, read-write opens of closed files) are read back by their keepers
+ * (compressed slots decoded), a read-write open's re-read stripes checked
+ * against their base plus every rank's changes, then rank 0 writes the final
+ * index. */
 #include "error.h"
 #include "mpi_wait.h"
 #include "store_subfiles_int.h"
@@ -15,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { NOTE_WORDS = 4 }; /* a gathered note: key, state, crc, delta */
+enum { NOTE_WORDS = 4 + 2 * NOTE_SPANS }; /* a gathered note: key, state, crc, delta, spans (lo, hi; 0, 0 unused) */
 
 /* By key; a key's writes before its suspects. */
 static int cmp_note(const void *a, const void *b)
@@ -23,6 +26,42 @@ static int cmp_note(const void *a, const void *b)
     const uint64_t *x = a, *y = b;
     int             sx = NOTE_KIND(x[1]) == NOTE_SUSPECT, sy = NOTE_KIND(y[1]) == NOTE_SUSPECT;
     return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : sx - sy;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : 0;
+}
+
+/* Do the spans (lo, hi pairs) of the writers' notes [i, e) overlap? The
+ * spans of one note never do; those of different ranks are sorted by start
+ * into sc (grown as needed). 1 overlap, 0 apart, -1 out of memory; *end: the
+ * end of the last byte written. */
+static int spans_overlap(const uint64_t *notes, uint64_t i, uint64_t e, uint64_t **sc, uint64_t *cap, uint64_t *end)
+{
+    uint64_t n = 0;
+    for (uint64_t x = i; x < e; x++) {
+        const uint64_t *w = notes + NOTE_WORDS * x;
+        for (int k = 0; NOTE_KIND(w[1]) != NOTE_SUSPECT && k < NOTE_SPANS && w[5 + 2 * k]; k++) {
+            if (n == *cap) {
+                uint64_t  c = *cap ? 2 * *cap : 64;
+                uint64_t *t = realloc(*sc, (size_t)c * 2 * sizeof *t);
+                if (!t)
+                    return -1;
+                *sc = t, *cap = c;
+            }
+            (*sc)[2 * n] = w[4 + 2 * k], (*sc)[2 * n + 1] = w[5 + 2 * k], n++;
+        }
+    }
+    qsort(*sc, (size_t)n, 2 * sizeof **sc, cmp_span);
+    *end = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        if ((*sc)[2 * k] < *end)
+            return 1;
+        *end = (*sc)[2 * k + 1];
+    }
+    return 0;
 }
 
 /* What close learns from the merged notes (rank 0). */
@@ -34,6 +73,7 @@ typedef struct {
     uint8_t          *chk;    /* [nd] expect[] applies */
     uint64_t          nd, dcap;
     uint64_t          nsuspect, suspect; /* stripes read unlike their base that nobody wrote; the first key */
+    uint64_t          ncomposed;         /* checksums composed from the writers' changes */
 } merged_t;
 
 static int add_dirty(merged_t *m, uint64_t key, int chk, uint64_t expect)
@@ -72,6 +112,7 @@ static int noted(const uint64_t *notes, uint64_t nn, uint64_t key)
 
 static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, merged_t *m)
 {
+    uint64_t *sc = NULL, scap = 0; /* scratch: one stripe's spans */
     uint64_t S = s->ix.stripe, top = L / S + (L % S != 0);
     qsort(notes, (size_t)nn, NOTE_WORDS * sizeof *notes, cmp_note);
     for (int sp = 0; sp < 2; sp++) { /* untouched stripes keep their record (wholly below every cut) */
@@ -84,18 +125,19 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, merge
             /* the old last stripe, partial then, is longer now: its record no longer covers it */
             if (tagg_sf_stripe_len(s->ix.logical_size, S, j) != tagg_sf_stripe_len(L, S, j)) {
                 if (add_dirty(m, key, s->base_on, s->base_on ? tagg_sub_base_form(s, sp, j) : 0) < 0)
-                    return -1;
+                    goto oom;
                 continue;
             }
             if (tagg_sf_stripe_append_form(&m->out[sp], &m->nout[sp], j, old[i].crc, old[i].form) < 0)
-                return -1;
+                goto oom;
         }
     }
     for (uint64_t i = 0; i < nn;) {
-        uint64_t key = notes[NOTE_WORDS * i], e = i, writers = 0, dx = 0;
-        int      dirty_ = 0, hadfull = 0, suspect = 0;
+        uint64_t key = notes[NOTE_WORDS * i], e = i, writers = 0, dx = 0, end = 0;
+        int      dirty_ = 0, hadfull = 0, suspect = 0, compose = s->fresh, ov;
         for (; e < nn && notes[NOTE_WORDS * e] == key; e++) {
-            uint64_t st = notes[NOTE_WORDS * e + 1];
+            const uint64_t *w  = notes + NOTE_WORDS * e;
+            uint64_t        st = w[1];
             if (NOTE_KIND(st) == NOTE_SUSPECT) {
                 suspect = 1;
                 continue;
@@ -103,28 +145,45 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, merge
             writers++;
             dirty_ |= NOTE_KIND(st) != NOTE_FULL;
             hadfull |= (st & NOTE_HADFULL) != 0;
-            dx ^= notes[NOTE_WORDS * e + 3];
+            dx ^= w[3];
+            if (st & NOTE_UNSURE)
+                compose = 0;
         }
-        dirty_ |= writers > 1; /* several ranks wrote it: their order is unknown */
+        if (compose && (ov = spans_overlap(notes, i, e, &sc, &scap, &end)) != 0) {
+            if (ov < 0)
+                goto oom;
+            compose = 0;
+        }
+        dirty_ |= writers > 1; /* several ranks wrote it: their order is unknown (unless their bytes are apart) */
         uint64_t j  = key / 2;
         int      sp = (int)(key % 2);
+        uint64_t len = j < top ? tagg_sf_stripe_len(L, S, j) : 0;
         if (!writers) { /* read unlike its base, and nobody changed it: damage */
             if (suspect && !m->nsuspect++)
                 m->suspect = key;
         }
         else if (j < top) {
-            if (dirty_) {
+            if (dirty_ && compose && !suspect && end <= len) { /* a new file's stripe: zeros plus every change */
+                if (tagg_sf_stripe_append_form(&m->out[sp], &m->nout[sp], j, tagg_crc_unpad(dx, len, S), 0) < 0)
+                    goto oom;
+                m->ncomposed++;
+            }
+            else if (dirty_) {
                 int chk = s->base_on && !hadfull;
                 if (add_dirty(m, key, chk, chk ? tagg_sub_base_form(s, sp, j) ^ dx : 0) < 0)
-                    return -1;
+                    goto oom;
             }
             else if (tagg_sf_stripe_append_form(&m->out[sp], &m->nout[sp], j, notes[NOTE_WORDS * i + 2],
                                                 notes[NOTE_WORDS * i + 1] >> 8) < 0)
-                return -1;
+                goto oom;
         }
         i = e;
     }
+    free(sc);
     return 0;
+oom:
+    free(sc);
+    return -1;
 }
 
 /* The message of a close that found damage (rank 0): stripes changed outside
@@ -201,10 +260,13 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
     for (size_t i = 0; notes && i < s->written.cap; i++)
         if (s->written.key[i])
             notes[w++] = s->written.key[i] - 1, notes[w++] = s->written.state[i] | s->written.form[i] << 8,
-            notes[w++] = s->written.crc[i], notes[w++] = s->written.delta[i]; /* state | stored form << 8 */
+            notes[w++] = s->written.crc[i], notes[w++] = s->written.delta[i], /* state | stored form << 8 */
+            memset(notes + w, 0, 2 * NOTE_SPANS * sizeof *notes),
+            tagg_notes_spans(&s->written, s->written.key[i] - 1, notes + w), w += 2 * NOTE_SPANS;
     for (size_t i = 0; notes && i < s->checked.cap; i++)
         if (s->checked.key[i] && NOTE_KIND(s->checked.state[i]) == NOTE_SUSPECT)
-            notes[w++] = s->checked.key[i] - 1, notes[w++] = NOTE_SUSPECT, notes[w++] = 0, notes[w++] = 0;
+            notes[w++] = s->checked.key[i] - 1, notes[w++] = NOTE_SUSPECT, notes[w++] = 0, notes[w++] = 0,
+            memset(notes + w, 0, 2 * NOTE_SPANS * sizeof *notes), w += 2 * NOTE_SPANS;
     if (tagg_agree(f->comm, notes && rc == 0 ? 0 : -1, "gathering the stripe notes") < 0) {
         rc = -1;
         goto done;
@@ -226,6 +288,8 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
     if (f->rank == 0 && merge_notes(s, allnotes, (uint64_t)nn / NOTE_WORDS, L, &mg) < 0)
         rc = -1, snprintf(err, sizeof err, "out of memory");
     dirty = mg.dirty, nd = mg.nd, mg.dirty = NULL;
+    if (f->rank == 0)
+        f->stats.sf_composed += mg.ncomposed, f->stats.sf_reread += nd;
     if (tagg_sub_agree_msg(f, rc, err, "merging the stripe notes") < 0)
         goto done;
 

@@ -42,6 +42,8 @@ typedef struct {
     int             verify;  /* read-only open, verify=1, closed file: check stripes on first read */
     int             base_on; /* read-write open of a closed file, verify=1: its records are the base (below) */
     uint64_t        base_L;  /* the logical size the records describe */
+    int             fresh;   /* this open created (or truncated) the file: every stripe began as zeros, so a
+                              * stripe's checksum follows from the ranks' changes (notes) when they do not overlap */
     int             limit;   /* read-only: never read past the sizes the index records */
     notes_t         written; /* writers: stripes this rank wrote (FULL with crc, or DIRTY) */
     notes_t         checked; /* readers: stripes (legacy formats: subfiles) this rank verified */

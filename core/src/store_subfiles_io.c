@@ -317,6 +317,41 @@ static int zread(tagg_file_t *f, int fd, uint32_t k, uint64_t j, uint64_t local,
     return 1;
 }
 
+/* A new file (s->fresh): the change of the padded CRC form of stripe `key`
+ * when its bytes [at, at+n) (at `local` in fd) become buf. They were zeros,
+ * except where this rank wrote before (its spans): from the first such byte to
+ * the last they are read first. Another rank's bytes among them would mean
+ * overlapping spans: close re-reads the stripe then, whatever this delta says.
+ * 0 or -1 (pushed). */
+static int fresh_delta(tagg_file_t *f, int fd, uint64_t key, uint64_t at, uint64_t local, uint64_t n, const char *buf,
+                       const char *name, uint64_t *delta)
+{
+    sub_t   *s = sub_of(f);
+    uint64_t a = 0, b = 0, before;
+    pthread_mutex_lock(&s->mu);
+    int had = tagg_notes_touch(&s->written, key, at, at + n, &a, &b);
+    pthread_mutex_unlock(&s->mu);
+    if (!had)
+        before = tagg_crc_zeros(n);
+    else {
+        char *old = calloc(1, (size_t)n);
+        if (!old) {
+            TAGG_ERR(TAGG_E_NOMEM, "out of memory (%llu bytes to follow a rewrite)", (unsigned long long)n);
+            return -1;
+        }
+        if (tagg_sf_pread_upto(fd, old + (a - at), (size_t)(b - a), local + (a - at), UINT64_MAX) < 0) {
+            TAGG_ERR(TAGG_E_IO, "read of the %llu bytes at offset %llu of '%s' before rewriting them failed: %s",
+                     (unsigned long long)(b - a), (unsigned long long)(local + (a - at)), name, strerror(errno));
+            free(old);
+            return -1;
+        }
+        before = tagg_crc64(0, old, (size_t)n);
+        free(old);
+    }
+    *delta = tagg_crc_delta(before, tagg_crc64(0, buf, (size_t)n), at, n, s->ix.stripe);
+    return 0;
+}
+
 /* Moves one piece that lies within one stripe. */
 static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t dir)
 {
@@ -343,11 +378,14 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
                  (unsigned long long)n, (unsigned long long)local, name, strerror(ENOSPC));
         return -1;
     }
-    /* the note: a whole stripe brings its checksum (and stored form), anything
-     * else re-reads it at close; in a read-write open of a closed file a
-     * partial write brings the change it makes (the logical bytes it replaces
-     * are read first: a compressed stripe decoded) */
-    int      full  = off % S == 0 && n == S;
+    /* the note: a whole stripe brings its checksum (and stored form); a
+     * partial write of a read-write open of a closed file brings the change it
+     * makes (the logical bytes it replaces are read first: a compressed stripe
+     * decoded); in a new file every write brings its change from zeros (or,
+     * over bytes this rank wrote before, from those), which close sums when
+     * no two ranks' spans overlap; anything else is re-read at close */
+    int      full  = off % S == 0 && n == S, unsure = 0;
+    uint64_t at    = off % S, key = 2 * j + (uint64_t)sp;
     uint64_t crc   = full ? tagg_crc64(0, buf, (size_t)n) : 0, delta = 0, form = 0;
     char *old = NULL; /* the logical bytes a partial write replaces (read-write open of a closed file) */
     if (!full && s->base_on && !(old = malloc((size_t)n))) {
@@ -361,13 +399,19 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
         free(old);
         return -1;
     }
+    if (s->fresh && full)
+        delta = tagg_crc_delta(tagg_crc_zeros(n), crc, 0, n, S);
+    else if (s->fresh && !sp && tagg_sub_zmay(s, j))
+        unsure = NOTE_UNSURE; /* the codec may rewrite the slot whole */
+    else if (s->fresh && fresh_delta(f, fd, key, at, local, n, buf, name, &delta) < 0)
+        return -1;
     int zr = sp ? 0 : zwrite(f, fd, j, local, n, buf, crc, &form, name, old); /* compression: 1 done, -1 failed */
     if (zr < 0) {
         free(old);
         return -1;
     }
     if (old) {
-        delta = tagg_crc_delta(tagg_crc64(0, old, (size_t)n), tagg_crc64(0, buf, (size_t)n), off % S, n, S);
+        delta = tagg_crc_delta(tagg_crc64(0, old, (size_t)n), tagg_crc64(0, buf, (size_t)n), at, n, S);
         free(old);
     }
     for (uint64_t done = 0; !zr && done < n;) {
@@ -384,7 +428,7 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
         done += (uint64_t)got;
     }
     pthread_mutex_lock(&s->mu);
-    int rc = tagg_notes_write(&s->written, 2 * j + (uint64_t)sp, full, crc, form, delta);
+    int rc = tagg_notes_write(&s->written, key, full, crc, form, delta, at, at + n, unsure);
     pthread_mutex_unlock(&s->mu);
     if (rc < 0)
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (noting written stripes)");

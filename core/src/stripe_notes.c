@@ -2,6 +2,7 @@
 #include "stripe_notes.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static uint64_t mix(uint64_t x)
 {
@@ -27,7 +28,9 @@ static int notes_grow(notes_t *m)
     g.delta   = malloc(g.cap * sizeof *g.delta);
     g.form    = malloc(g.cap * sizeof *g.form);
     g.state   = malloc(g.cap);
-    if (!g.key || !g.crc || !g.delta || !g.form || !g.state) {
+    g.span    = malloc(g.cap * 2 * NOTE_SPANS * sizeof *g.span);
+    g.nspan   = malloc(g.cap);
+    if (!g.key || !g.crc || !g.delta || !g.form || !g.state || !g.span || !g.nspan) {
         tagg_notes_free(&g);
         return -1;
     }
@@ -39,6 +42,8 @@ static int notes_grow(notes_t *m)
             g.delta[j] = m->delta[i];
             g.form[j]  = m->form[i];
             g.state[j] = m->state[i];
+            g.nspan[j] = m->nspan[i];
+            memcpy(g.span + 2 * NOTE_SPANS * j, m->span + 2 * NOTE_SPANS * i, 2 * NOTE_SPANS * sizeof *g.span);
         }
     g.n = m->n;
     tagg_notes_free(m);
@@ -48,8 +53,8 @@ static int notes_grow(notes_t *m)
 
 void tagg_notes_free(notes_t *m)
 {
-    free(m->key), free(m->crc), free(m->delta), free(m->form), free(m->state);
-    m->key = m->crc = m->delta = m->form = NULL, m->state = NULL, m->cap = m->n = 0;
+    free(m->key), free(m->crc), free(m->delta), free(m->form), free(m->state), free(m->span), free(m->nspan);
+    m->key = m->crc = m->delta = m->form = m->span = NULL, m->state = m->nspan = NULL, m->cap = m->n = 0;
 }
 
 /* The slot of key, made when new. */
@@ -59,9 +64,39 @@ static int slot_for(notes_t *m, uint64_t key, size_t *at)
         return -1;
     size_t i = notes_slot(m, key);
     if (!m->key[i])
-        m->key[i] = key + 1, m->n++, m->state[i] = 0, m->crc[i] = 0, m->delta[i] = 0, m->form[i] = 0;
+        m->key[i] = key + 1, m->n++, m->state[i] = 0, m->crc[i] = 0, m->delta[i] = 0, m->form[i] = 0,
+        m->nspan[i] = 0;
     *at = i;
     return 0;
+}
+
+/* Adds [lo, hi) to the n disjoint spans v (lo, hi pairs by lo): the spans it
+ * touches or overlaps become one; past NOTE_SPANS, the two with the smallest
+ * gap between them merge. */
+static void add_span(uint64_t *v, uint8_t *n, uint64_t lo, uint64_t hi)
+{
+    uint64_t t[2 * (NOTE_SPANS + 1)];
+    int      c = 0, k = 0, have = *n;
+    for (; k < have && v[2 * k + 1] < lo; k++, c++) /* wholly before */
+        t[2 * c] = v[2 * k], t[2 * c + 1] = v[2 * k + 1];
+    for (; k < have && v[2 * k] <= hi; k++) { /* touched: absorbed */
+        lo = v[2 * k] < lo ? v[2 * k] : lo;
+        hi = v[2 * k + 1] > hi ? v[2 * k + 1] : hi;
+    }
+    t[2 * c] = lo, t[2 * c + 1] = hi, c++;
+    for (; k < have; k++, c++) /* wholly after */
+        t[2 * c] = v[2 * k], t[2 * c + 1] = v[2 * k + 1];
+    if (c > NOTE_SPANS) { /* one too many: close the smallest gap */
+        int g = 0;
+        for (int x = 1; x + 1 < c; x++)
+            if (t[2 * (x + 1)] - t[2 * x + 1] < t[2 * (g + 1)] - t[2 * g + 1])
+                g = x;
+        t[2 * g + 1] = t[2 * (g + 1) + 1];
+        memmove(t + 2 * (g + 1), t + 2 * (g + 2), 2 * (size_t)(c - g - 2) * sizeof *t);
+        c--;
+    }
+    memcpy(v, t, 2 * (size_t)c * sizeof *t);
+    *n = (uint8_t)c;
 }
 
 /* Sets key's note (the last event wins). 0 or -1 (out of memory). */
@@ -75,16 +110,59 @@ int tagg_notes_put(notes_t *m, uint64_t key, int state, uint64_t crc)
     return 0;
 }
 
-int tagg_notes_write(notes_t *m, uint64_t key, int full, uint64_t crc, uint64_t form, uint64_t delta)
+int tagg_notes_write(notes_t *m, uint64_t key, int full, uint64_t crc, uint64_t form, uint64_t delta, uint64_t lo,
+                     uint64_t hi, int flags)
 {
     size_t i;
     if (slot_for(m, key, &i) < 0)
         return -1;
-    m->state[i] = (uint8_t)((m->state[i] & ~7) | (full ? NOTE_FULL | NOTE_HADFULL : NOTE_DIRTY));
+    m->state[i] = (uint8_t)((m->state[i] & ~7) | (full ? NOTE_FULL | NOTE_HADFULL : NOTE_DIRTY) | flags);
     m->crc[i]   = full ? crc : 0;
     m->form[i]  = full ? form : 0;
-    m->delta[i] ^= delta;
+    m->delta[i] = full ? delta : m->delta[i] ^ delta;
+    if (lo < hi)
+        add_span(m->span + 2 * NOTE_SPANS * i, &m->nspan[i], lo, hi);
     return 0;
+}
+
+int tagg_notes_touch(const notes_t *m, uint64_t key, uint64_t a, uint64_t b, uint64_t *lo, uint64_t *hi)
+{
+    if (!m->cap)
+        return 0;
+    size_t i = notes_slot(m, key);
+    if (!m->key[i])
+        return 0;
+    const uint64_t *v   = m->span + 2 * NOTE_SPANS * i;
+    int             hit = 0;
+    for (int k = 0; k < m->nspan[i]; k++) {
+        uint64_t x = v[2 * k] > a ? v[2 * k] : a, y = v[2 * k + 1] < b ? v[2 * k + 1] : b;
+        if (x >= y)
+            continue;
+        if (!hit++)
+            *lo = x;
+        *hi = y;
+    }
+    return hit != 0;
+}
+
+int tagg_notes_spans(const notes_t *m, uint64_t key, uint64_t *out)
+{
+    if (!m->cap)
+        return 0;
+    size_t i = notes_slot(m, key);
+    if (!m->key[i])
+        return 0;
+    memcpy(out, m->span + 2 * NOTE_SPANS * i, 2 * (size_t)m->nspan[i] * sizeof *out);
+    return m->nspan[i];
+}
+
+void tagg_notes_cut_within(notes_t *m, uint64_t j, uint64_t at)
+{
+    for (uint64_t key = 2 * j; m->cap && key <= 2 * j + 1; key++) {
+        size_t i = notes_slot(m, key);
+        if (m->key[i] && m->nspan[i] && m->span[2 * NOTE_SPANS * i + 2 * m->nspan[i] - 1] > at)
+            m->state[i] |= NOTE_UNSURE;
+    }
 }
 
 uint64_t tagg_notes_form(const notes_t *m, uint64_t key)
@@ -124,12 +202,13 @@ void tagg_notes_cut(notes_t *m, uint64_t j0)
             if (!(ok = slot_for(&keep, m->key[i] - 1, &at) == 0))
                 break;
             keep.state[at] = m->state[i], keep.crc[at] = m->crc[i], keep.delta[at] = m->delta[i];
-            keep.form[at] = m->form[i];
+            keep.form[at] = m->form[i], keep.nspan[at] = m->nspan[i];
+            memcpy(keep.span + 2 * NOTE_SPANS * at, m->span + 2 * NOTE_SPANS * i, 2 * NOTE_SPANS * sizeof *keep.span);
         }
     if (!ok) { /* out of memory: mark everything left dirty, as if written whole before (safe: re-read at close, unchecked) */
         for (size_t i = 0; i < m->cap; i++)
             if (m->key[i])
-                m->state[i] = NOTE_DIRTY | NOTE_HADFULL;
+                m->state[i] = NOTE_DIRTY | NOTE_HADFULL | NOTE_UNSURE;
         tagg_notes_free(&keep);
         return;
     }

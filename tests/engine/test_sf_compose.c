@@ -1,0 +1,220 @@
+/* The checksums of a new subfiled file without reading it back at close
+ * (store_subfiles_close.c): a stripe several writes made, none over another
+ * rank's bytes, gets the CRC its writers' changes compose; stripes where
+ * ranks' bytes overlap, cut stripes and stripes of more pieces than a note
+ * keeps apart are read back. Each case writes a new file with independent
+ * writes of the core API (every rank keeps the image of the whole file),
+ * closes it, and checks:
+ *   - the summary's sf_composed / sf_reread (which way each stripe went);
+ *   - a read-only open (which verifies every stripe it reads against the
+ *     index) reads the whole file back equal to the image;
+ *   - after one byte of a subfile is flipped, that read fails (the composed
+ *     checksums describe the bytes, they are not merely accepted).
+ *
+ *   test_sf_compose DIR
+ * Cases (S = 4 KiB stripes, 2 subfiles, at least 2 ranks):
+ *   apart     ranks write interleaved blocks of every stripe, each rewriting some
+ *             of its own bytes, pieces crossing stripe boundaries, a final size
+ *             that ends inside a stripe: all composed, none read back;
+ *   overlap   as apart, then rank 1 overwrites bytes rank 0 wrote (after a
+ *             barrier): that stripe is read back;
+ *   cut       as apart, then the size is cut through written bytes and extended
+ *             again, and more is written: the cut stripe is read back;
+ *   fine      more interleaved pieces per stripe than a note keeps apart: read
+ *             back (the kept spans over-cover, never under-cover). */
+#include "config.h"
+#include "error.h"
+#include "io.h"
+#include "mpi_check.h"
+
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define S 4096
+#define NSTRIPES 12
+
+static unsigned char *image;
+static uint64_t       image_size;
+
+static uint64_t next(uint64_t *s)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
+/* Every rank: the image gets [off, off+len) of writer's data (seeded the same
+ * everywhere); the writer also writes it. 0 or -1. */
+static int put(tagg_file_t *f, int writer, uint64_t off, uint64_t len, uint64_t *g)
+{
+    if (off + len > image_size) {
+        image = realloc(image, (size_t)(off + len));
+        memset(image + image_size, 0, (size_t)(off + len - image_size));
+        image_size = off + len;
+    }
+    for (uint64_t k = 0; k < len; k++)
+        image[off + k] = (unsigned char)(next(g) >> 24);
+    if (writer != rank)
+        return 0;
+    tagg_extents_t x;
+    tagg_extents_init(&x);
+    tagg_extents_push(&x, off, len, image + off);
+    int rc = tagg_io_write(f, &x, TAGG_RAW, false);
+    tagg_extents_free(&x);
+    return rc;
+}
+
+/* Interleaved blocks: in every stripe, rank q writes blocks q, q + n, ... of
+ * `blocks` equal blocks; then every rank rewrites some of its own bytes, and
+ * writes one piece across a stripe boundary (its block at the end of stripe
+ * j and the start of j+1 joined when it owns both). 0 or -1 on this rank. */
+static int interleaved(tagg_file_t *f, int blocks, uint64_t *g)
+{
+    uint64_t b  = S / (uint64_t)blocks;
+    int      rc = 0;
+    for (uint64_t j = 0; j < NSTRIPES; j++)
+        for (int k = 0; k < blocks; k++)
+            rc |= put(f, k % nranks, j * S + (uint64_t)k * b, b, g);
+    for (uint64_t j = 0; j < NSTRIPES; j += 3) /* rewrites of own bytes: part of a block */
+        for (int k = 0; k < blocks; k++)
+            rc |= put(f, k % nranks, j * S + (uint64_t)k * b + b / 4, b / 2, g);
+    /* the last block of stripe 4 and the first of 5 are the same rank's when blocks % nranks == 1 */
+    if (blocks % nranks == 1)
+        rc |= put(f, (blocks - 1) % nranks, 5 * S - b / 2, b, g);
+    return rc;
+}
+
+static int read_all(const char *path, const char *cfgtext, int *equal)
+{
+    tagg_config_t  cfg;
+    tagg_file_t   *f   = open_file(path, cfgtext, 0, &cfg);
+    unsigned char *got = calloc(1, (size_t)image_size);
+    tagg_extents_t x;
+    tagg_extents_init(&x);
+    tagg_extents_push(&x, 0, image_size, got);
+    int rc = tagg_io_read(f, &x, TAGG_RAW, false);
+    *equal = rc == 0 && memcmp(got, image, (size_t)image_size) == 0;
+    H5Eclear2(H5E_DEFAULT);
+    if (tagg_file_close(f) < 0)
+        rc = -1;
+    tagg_extents_free(&x);
+    tagg_config_clear(&cfg);
+    free(got);
+    return rc;
+}
+
+/* Flips one byte of subfile k at local offset at (rank 0), back when undo. */
+static void flip(const char *path, int k, uint64_t at)
+{
+    if (rank == 0) {
+        char sub[1200];
+        snprintf(sub, sizeof sub, "%s.tagg.%dof2", path, k);
+        int           fd = open(sub, O_RDWR);
+        unsigned char c  = 0;
+        if (fd < 0 || pread(fd, &c, 1, (off_t)at) != 1)
+            fprintf(stderr, "cannot read %s\n", sub);
+        c ^= 0x40;
+        if (fd < 0 || pwrite(fd, &c, 1, (off_t)at) != 1)
+            fprintf(stderr, "cannot write %s\n", sub);
+        if (fd >= 0)
+            close(fd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void one_case(const char *dir, const char *name, int blocks, int overlap, int cut, int want_reread)
+{
+    char path[1024], sum[1100], cfgtext[1400], what[600];
+    snprintf(path, sizeof path, "%s/sf_compose_%s.h5", dir, name);
+    snprintf(sum, sizeof sum, "%s/sf_compose_%s.summary", dir, name);
+    with_summary(cfgtext, sizeof cfgtext, "layout=subfiles;stripe_size=4K;subfiles=2;write_behind=0", sum);
+    free(image);
+    image = NULL, image_size = 0;
+    uint64_t      g = 99 + (uint64_t)blocks;
+    tagg_config_t cfg;
+    tagg_file_t  *f  = open_file(path, cfgtext, TAGG_OPEN_RDWR | TAGG_OPEN_CREAT | TAGG_OPEN_TRUNC, &cfg);
+    int           rc = interleaved(f, blocks, &g);
+    uint64_t      b  = S / (uint64_t)blocks;
+    if (overlap) { /* rank 1 over rank 0's first block of stripe 2, and past it */
+        MPI_Barrier(MPI_COMM_WORLD);
+        rc |= put(f, 1, 2 * S + b / 2, b, &g);
+    }
+    if (cut) { /* through rank 0's first block of stripe 7, out again, then more */
+        MPI_Barrier(MPI_COMM_WORLD);
+        uint64_t at = 7 * S + b / 2;
+        rc |= tagg_file_set_size(f, at);
+        memset(image + at, 0, (size_t)(image_size - at));
+        rc |= tagg_file_set_size(f, 8 * S + 100);
+        image_size = 8 * S + 100;
+        rc |= put(f, nranks - 1, 7 * S + b, b, &g);
+    }
+    /* a final size inside a stripe */
+    uint64_t end = image_size + S / 3;
+    rc |= tagg_file_set_size(f, end);
+    image        = realloc(image, (size_t)end);
+    memset(image + image_size, 0, (size_t)(end - image_size));
+    image_size = end;
+    rc |= tagg_file_close(f);
+    tagg_config_clear(&cfg);
+    snprintf(what, sizeof what, "%s: writes and close succeed", name);
+    check(rc == 0, what);
+
+    long v[2] = {-1, -1};
+    if (rank == 0)
+        v[0] = summary_field(sum, "sf_composed="), v[1] = summary_field(sum, "sf_reread=");
+    MPI_Bcast(v, 2, MPI_LONG, 0, MPI_COMM_WORLD);
+    if (want_reread)
+        snprintf(what, sizeof what, "%s: sf_composed=%ld sf_reread=%ld (want stripes read back)", name, v[0], v[1]);
+    else
+        snprintf(what, sizeof what, "%s: sf_composed=%ld sf_reread=%ld (want %d composed, none read back)", name, v[0],
+                 v[1], (int)(image_size / S + (image_size % S != 0)));
+    check(want_reread ? v[1] >= 1 && v[0] >= 0 : v[1] == 0 && v[0] == (long)(image_size / S + (image_size % S != 0)),
+          what);
+
+    int equal = 0;
+    rc        = read_all(path, "layout=subfiles", &equal);
+    snprintf(what, sizeof what, "%s: a verifying read-only open reads back the image byte for byte (%llu bytes)", name,
+             (unsigned long long)image_size);
+    check(rc == 0 && equal, what);
+    /* stripe 3 lives in subfile 1 at local offset S (3 / 2 = 1): one flipped byte must fail the read */
+    flip(path, 1, S + 17);
+    rc = read_all(path, "layout=subfiles", &equal);
+    snprintf(what, sizeof what, "%s: after a byte of stripe 3 is flipped, the read fails (checksum)", name);
+    check(rc < 0 && !equal, what);
+    flip(path, 1, S + 17);
+    if (rank == 0) {
+        char sub[1200];
+        unlink(sum);
+        for (int k = 0; k < 2; k++)
+            snprintf(sub, sizeof sub, "%s.tagg.%dof2", path, k), unlink(sub);
+        unlink(path);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (argc != 2 || nranks < 2) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpiexec -n N (N >= 2) test_sf_compose DIR\n");
+        MPI_Finalize();
+        return 2;
+    }
+    /* blocks per stripe: 2 * nranks + 1 gives each rank 2-3 pieces (kept apart); 4 * NOTE_SPANS * nranks more than a note keeps */
+    one_case(argv[1], "apart", 2 * nranks + 1, 0, 0, 0);
+    one_case(argv[1], "overlap", 2 * nranks + 1, 1, 0, 1);
+    one_case(argv[1], "cut", 2 * nranks + 1, 0, 1, 1);
+    one_case(argv[1], "fine", 64, 0, 0, 1);
+    free(image);
+    if (rank == 0)
+        printf("%d passed, %d failed\n", passed, failed);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}

@@ -34,16 +34,21 @@ static const tagg_store_ops_t *const stores[TAGG_LAYOUT_COUNT_] = {
  * none (ENOENT for an absent file without CREAT, EEXIST for an existing one
  * with CREAT|EXCL; the same for both layouts: the path a user names exists
  * exactly when the file does), and sets *layout to what is there (-1: absent
- * or unreadable). One stat, and the index probe only when something exists:
- * on a parallel file system every lookup is a round trip to a server. */
-static int look_at(const char *path, unsigned flags, int *layout)
+ * or unreadable) and *seen as tagg_file_t.seen says (the store's open takes
+ * it instead of looking again). One stat, and the index probe only when
+ * something exists: on a parallel file system every lookup is a round trip
+ * to a server. */
+static int look_at(const char *path, unsigned flags, int *layout, int *seen)
 {
     struct stat sb;
-    *layout = -1;
-    if (stat(path, &sb) != 0)
+    *layout = -1, *seen = 0;
+    if (stat(path, &sb) != 0) {
+        *seen = errno == ENOENT ? 1 : 0;
         return errno == ENOENT && !(flags & TAGG_OPEN_CREAT) ? ENOENT : 0; /* another errno: the store's open says it */
+    }
     int probe = tagg_sf_probe(path, NULL, 0);
     *layout   = probe < 0 ? -1 : probe ? TAGG_LAYOUT_SUBFILES : TAGG_LAYOUT_SHARED;
+    *seen     = probe < 0 ? 0 : probe ? 3 : 2; /* unreadable: the store's open looks (and says why) */
     return (flags & TAGG_OPEN_CREAT) && (flags & TAGG_OPEN_EXCL) ? EEXIST : 0;
 }
 
@@ -53,10 +58,10 @@ static int look_at(const char *path, unsigned flags, int *layout)
  * the store's open then says why). */
 static int detect_layout(const char *path, MPI_Comm comm, int configured)
 {
-    int rank, found = -1;
+    int rank, found = -1, seen;
     MPI_Comm_rank(comm, &rank);
     if (rank == 0)
-        (void)look_at(path, 0, &found);
+        (void)look_at(path, 0, &found, &seen);
     if (tagg_mpi_bcast(&found, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
         found = -1;
     return found < 0 ? configured : found;
@@ -314,9 +319,9 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
     }
     int64_t h     = cfg ? 0 : hash_strings(env, str);
     int64_t in[6] = {rc < 0 ? rank + 1 : 0, cfg_rc < 0 ? rank + 1 : 0, 0, 0, h, -h}, out[6];
-    int     found = -1;
+    int     found = -1, seen = 0;
     if (rank == 0)
-        in[3] = look_at(path, flags, &found);
+        in[3] = look_at(path, flags, &found, &seen);
     if (!(flags & TAGG_OPEN_TRUNC))
         in[2] = found + 1; /* 0: absent or unreadable (and on every other rank) */
     /* A create over an existing plain file: rank 0 truncates it here, so the
@@ -374,10 +379,12 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
         f->cfg.layout = (int)out[2] - 1;
     f->flags     = flags;
     f->store_ops = stores[f->cfg.layout];
+    f->seen      = rank == 0 ? seen : 0; /* what rank 0 found (the subfile store's open takes it) */
 
     /* The store's open is collective. One reduction agrees on it (and on the
      * backend's open of the slow path) and brings rank 0's file size. */
     int src = f->store_ops->open(f, flags);
+    f->seen = 0;
     rc      = brc < 0 || src < 0 ? -1 : 0;
     uint64_t size = 0;
     if (rc == 0 && local_size(f, &size) < 0)

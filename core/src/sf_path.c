@@ -248,8 +248,14 @@ int tagg_sf_open(const char *path, int flags, char *err, size_t errlen)
 
 int tagg_sf_create(const char *path, char *err, size_t errlen)
 {
+    /* the create first (nothing there is the usual case, and on a parallel
+     * file system each lookup is a round trip); something there: a regular
+     * file is stale and goes, anything else is refused, then the create again */
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0)
+        return fd;
     struct stat st;
-    if (lstat(path, &st) == 0) {
+    if (errno == EEXIST && lstat(path, &st) == 0) {
         if (!S_ISREG(st.st_mode)) {
             tagg_errmsg(err, errlen, "cannot create '%s': it exists and is %s: refused (not removed)", path,
                     S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
@@ -259,8 +265,8 @@ int tagg_sf_create(const char *path, char *err, size_t errlen)
             tagg_errmsg(err, errlen, "cannot remove the stale '%s': %s", path, strerror(errno));
             return -1;
         }
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     }
-    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) {
         tagg_errmsg(err, errlen, "cannot create '%s': %s", path, strerror(errno));
         return -1;

@@ -157,6 +157,9 @@ static void sub_free(sub_t *s)
     for (uint32_t k = 0; s->paths && k < s->ix.count; k++)
         free(s->paths[k]);
     free(s->paths);
+    for (uint32_t k = 0; s->fd && k < s->ix.count; k++) /* an open that failed after rank 0 kept some open */
+        if (s->fd[k] >= 0)
+            close(s->fd[k]);
     free(s->fd);
     for (uint32_t k = 0; s->own && k < s->ix.count; k++)
         free(s->own[k]);
@@ -238,7 +241,8 @@ static int remove_listed(const char *path, const tagg_sf_index_t *old, char *err
 }
 
 /* Rank 0: creates a new subfiled file (subfiles new and empty, index "open"). */
-static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had_index, const char *nodes, char *err)
+static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had_index, const char *nodes, char *err,
+                        int **kept)
 {
     if (had_index) {
         tagg_sf_index_t old;
@@ -255,6 +259,9 @@ static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had
         snprintf(err, ERRLEN, "out of memory");
         return -1;
     }
+    if ((*kept = malloc(N * sizeof **kept))) /* the new subfiles stay open for rank 0's own writes */
+        for (uint32_t k = 0; k < N; k++)
+            (*kept)[k] = -1;
     for (uint32_t k = 0; k < N; k++) {
         char *p = tagg_sf_path_beside(f->path, k, N);
         int   fd;
@@ -263,17 +270,22 @@ static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had
             free(p);
             return -1;
         }
-        if ((fd = tagg_sf_create(p, err, ERRLEN)) < 0 || close(fd) < 0) {
+        if ((fd = tagg_sf_create(p, err, ERRLEN)) < 0) {
             free(p);
             return -1;
         }
+        if (*kept)
+            (*kept)[k] = fd;
+        else
+            close(fd);
         free(p);
     }
     return tagg_sf_index_write_mode(f->path, ix, f->cfg.fsync, 1, err, ERRLEN);
 }
 
 /* Opens path (a derived one) and checks its size against the index's. */
-int tagg_sub_check_file(const char *index, const char *path, int closed, uint64_t want, const char *what, char *err)
+int tagg_sub_check_file(const char *index, const char *path, int closed, uint64_t want, const char *what, char *err,
+                        int *keep)
 {
     struct stat st;
     int         fd = tagg_sf_open(path, O_RDONLY, err, ERRLEN);
@@ -288,22 +300,27 @@ int tagg_sub_check_file(const char *index, const char *path, int closed, uint64_
         return -1;
     }
     int rc = fstat(fd, &st);
-    close(fd);
     if (rc < 0)
-        return snprintf(err, ERRLEN, "%s '%s': %s", what, path, strerror(errno)), -1;
-    if (closed && (uint64_t)st.st_size != want)
-        return snprintf(err, ERRLEN,
-                        "%s '%s' has %llu bytes, its index records %llu: changed or damaged since it was closed "
-                        "(see tagg-fuse --check)",
-                        what, path, (unsigned long long)st.st_size, (unsigned long long)want),
-               -1;
-    return 0;
+        snprintf(err, ERRLEN, "%s '%s': %s", what, path, strerror(errno));
+    else if (closed && (uint64_t)st.st_size != want)
+        rc = -1, snprintf(err, ERRLEN,
+                          "%s '%s' has %llu bytes, its index records %llu: changed or damaged since it was closed "
+                          "(see tagg-fuse --check)",
+                          what, path, (unsigned long long)st.st_size, (unsigned long long)want);
+    if (rc == 0 && keep)
+        *keep = fd;
+    else
+        close(fd);
+    return rc < 0 ? -1 : 0;
 }
 
 /* Rank 0: reads an existing index (names checked), refuses a file left open
  * by a writer (unless salvage, read-only) and old formats for writing, and
- * checks that its subfiles are there. */
-static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char *err)
+ * checks that its subfiles are there. A read-only open keeps the descriptors
+ * of the subfiles it checked in *kept ([count], -1 where none; freed and
+ * closed by the caller): its reads need them, and on a parallel file system
+ * an open is a round trip. */
+static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char *err, int **kept)
 {
     char what[128];
     if (tagg_sf_index_read(f->path, ix, err, ERRLEN) < 0)
@@ -323,15 +340,19 @@ static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char 
                -1;
     if (ix->nvr) { /* the node-local subfiles are checked by their nodes (tagg_sub_nvr_setup) */
         char *p = tagg_sf_path_meta(f->path);
-        int   rc = p ? tagg_sub_check_file(f->path, p, 0, 0, "the metadata file", err) : (snprintf(err, ERRLEN, "out of memory"), -1);
+        int   rc = p ? tagg_sub_check_file(f->path, p, 0, 0, "the metadata file", err, NULL) : (snprintf(err, ERRLEN, "out of memory"), -1);
         free(p);
         if (rc < 0)
             return -1;
     }
+    if (!rewrite && !ix->nvr && (*kept = malloc(ix->count * sizeof **kept)))
+        for (uint32_t k = 0; k < ix->count; k++)
+            (*kept)[k] = -1;
     for (uint32_t k = 0; !ix->nvr && k < ix->count; k++) {
         char *p = tagg_sf_path_beside(f->path, k, ix->count);
         snprintf(what, sizeof what, "subfile %u", (unsigned)k);
-        int rc = p ? tagg_sub_check_file(f->path, p, ix->closed, ix->sub[k].size, what, err) : (snprintf(err, ERRLEN, "out of memory"), -1);
+        int rc = p ? tagg_sub_check_file(f->path, p, ix->closed, ix->sub[k].size, what, err, *kept ? &(*kept)[k] : NULL)
+                   : (snprintf(err, ERRLEN, "out of memory"), -1);
         free(p);
         if (rc < 0)
             return -1;
@@ -366,7 +387,8 @@ static int zsetup(tagg_file_t *f, sub_t *s, unsigned enc)
 static int sub_open(tagg_file_t *f, unsigned flags)
 {
     char     err[ERRLEN] = "";
-    int      nodes = 0, rc = 0;
+    int      nodes = 0, rc = 0, *kept = NULL; /* rank 0: the subfiles it created or (read-only) checked, still open */
+    uint32_t nkept = 0;
     uint64_t hdr[3] = {0, 0, 0}; /* rank 0's result (0 ok, 1 failed), length of what follows, created */
     char    *text = NULL, *names = NULL;
     size_t   len  = 0;
@@ -394,15 +416,17 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     if (f->rank == 0) {
         tagg_sf_index_t ix;
         struct stat     st;
-        int             exists = stat(f->path, &st) == 0, is_index = 0;
+        /* what the file layer's look at the path found just before, or a look of its own */
+        int exists = f->seen ? f->seen >= 2 : stat(f->path, &st) == 0, is_index = f->seen == 3;
         memset(&ix, 0, sizeof ix);
-        if (exists && (is_index = tagg_sf_probe(f->path, err, sizeof err)) < 0)
+        if (exists && !f->seen && (is_index = tagg_sf_probe(f->path, err, sizeof err)) < 0)
             rc = -1;
         else if (exists && (flags & TAGG_OPEN_EXCL))
             snprintf(err, sizeof err, "'%s' exists (exclusive create)", f->path), rc = -1;
         else if ((flags & TAGG_OPEN_CREAT) && (!exists || (flags & TAGG_OPEN_TRUNC))) {
             rc     = create_files(f, &ix, f->cfg.subfiles ? (uint32_t)f->cfg.subfiles : (uint32_t)nodes, is_index,
-                                  nvr_create ? names : NULL, err);
+                                  nvr_create ? names : NULL, err, &kept);
+            nkept  = kept ? ix.count : 0;
             hdr[2] = 1;
         }
         else if (!exists)
@@ -411,7 +435,7 @@ static int sub_open(tagg_file_t *f, unsigned flags)
             snprintf(err, sizeof err, "'%s' is not a tagg subfiled file (layout=subfiles; its index starts with \"%s\")",
                      f->path, TAGG_SF_MAGIC), rc = -1;
         else
-            rc = open_existing(f, &ix, (flags & TAGG_OPEN_RDWR) != 0, err);
+            rc = open_existing(f, &ix, (flags & TAGG_OPEN_RDWR) != 0, err, &kept), nkept = kept ? ix.count : 0;
         if (rc == 0 && tagg_sf_index_format(&ix, &text, &len) < 0)
             snprintf(err, sizeof err, "out of memory"), rc = -1;
         tagg_sf_index_free(&ix);
@@ -443,11 +467,18 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     else if (!(s->paths = calloc(s->ix.count, sizeof *s->paths)) || !(s->fd = malloc(s->ix.count * sizeof *s->fd)) ||
              (s->ix.nvr && !(s->meta_path = tagg_sf_path_meta(f->path))))
         TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;
-    for (uint32_t k = 0; rc == 0 && k < s->ix.count; k++) {
+    for (uint32_t k = 0; s->fd && k < s->ix.count; k++)
         s->fd[k] = -1;
+    for (uint32_t k = 0; rc == 0 && k < s->ix.count; k++) {
         if (!(s->paths[k] = tagg_sf_path_of(f->path, &s->ix, k)))
             TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;
     }
+    for (uint32_t k = 0; k < nkept; k++) /* the index every rank parsed is rank 0's: the same subfiles */
+        if (kept[k] >= 0 && rc == 0 && k < s->ix.count)
+            s->fd[k] = kept[k];
+        else if (kept[k] >= 0)
+            close(kept[k]);
+    free(kept);
     free(text);
     s->writable = (flags & TAGG_OPEN_RDWR) != 0;
     s->limit    = !s->writable && s->ix.closed;

@@ -74,8 +74,10 @@ int tagg_sub_keeper(const tagg_file_t *f, const sub_t *s, uint32_t k);
 int tagg_sub_subfile_size(tagg_file_t *f, uint32_t k, uint64_t *size);
 int tagg_sub_meta_size(tagg_file_t *f, uint64_t *size);
 /* Opens path (a derived one) and checks its size against the index's (when
- * closed). 0, or -1 with the message in err (ERRLEN bytes). */
-int tagg_sub_check_file(const char *index, const char *path, int closed, uint64_t want, const char *what, char *err);
+ * closed). 0, or -1 with the message in err (ERRLEN bytes). With keep, a
+ * checked file stays open: its descriptor in *keep. */
+int tagg_sub_check_file(const char *index, const char *path, int closed, uint64_t want, const char *what, char *err,
+                        int *keep);
 
 /* ---- store_subfiles_io.c */
 

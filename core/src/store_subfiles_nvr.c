@@ -176,7 +176,7 @@ int tagg_sub_nvr_setup(tagg_file_t *f, sub_t *s, const char *nodes, int created)
                 rc = -1;
             }
             else
-            if (tagg_sub_check_file(f->path, s->paths[k], s->ix.closed, s->ix.sub[k].size, what, err) < 0)
+            if (tagg_sub_check_file(f->path, s->paths[k], s->ix.closed, s->ix.sub[k].size, what, err, NULL) < 0)
                 rc = -1;
         }
         if (rc < 0 && created) {

@@ -38,15 +38,17 @@ static const tagg_store_ops_t *const stores[TAGG_LAYOUT_COUNT_] = {
  * it instead of looking again). One stat, and the index probe only when
  * something exists: on a parallel file system every lookup is a round trip
  * to a server. */
-static int look_at(const char *path, unsigned flags, int *layout, int *seen)
+static int look_at(const char *path, unsigned flags, int *layout, int *seen, char **text, size_t *len)
 {
     struct stat sb;
     *layout = -1, *seen = 0;
+    if (text)
+        *text = NULL;
     if (stat(path, &sb) != 0) {
         *seen = errno == ENOENT ? 1 : 0;
         return errno == ENOENT && !(flags & TAGG_OPEN_CREAT) ? ENOENT : 0; /* another errno: the store's open says it */
     }
-    int probe = tagg_sf_probe(path, NULL, 0);
+    int probe = tagg_sf_probe_text(path, text, len, NULL, 0); /* an index's text comes along (the store parses it) */
     *layout   = probe < 0 ? -1 : probe ? TAGG_LAYOUT_SUBFILES : TAGG_LAYOUT_SHARED;
     *seen     = probe < 0 ? 0 : probe ? 3 : 2; /* unreadable: the store's open looks (and says why) */
     return (flags & TAGG_OPEN_CREAT) && (flags & TAGG_OPEN_EXCL) ? EEXIST : 0;
@@ -61,7 +63,7 @@ static int detect_layout(const char *path, MPI_Comm comm, int configured)
     int rank, found = -1, seen;
     MPI_Comm_rank(comm, &rank);
     if (rank == 0)
-        (void)look_at(path, 0, &found, &seen);
+        (void)look_at(path, 0, &found, &seen, NULL, NULL);
     if (tagg_mpi_bcast(&found, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
         found = -1;
     return found < 0 ? configured : found;
@@ -183,6 +185,7 @@ static void file_free(tagg_file_t *f)
         MPI_Info_free(&f->info);
     tagg_wb_free(f->wb);
     tagg_config_clear(&f->cfg);
+    free(f->seen_text);
     free(f->path);
     free(f);
 }
@@ -320,8 +323,14 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
     int64_t h     = cfg ? 0 : hash_strings(env, str);
     int64_t in[6] = {rc < 0 ? rank + 1 : 0, cfg_rc < 0 ? rank + 1 : 0, 0, 0, h, -h}, out[6];
     int     found = -1, seen = 0;
+    char   *seen_text = NULL;
+    size_t  seen_len  = 0;
     if (rank == 0)
-        in[3] = look_at(path, flags, &found, &seen);
+        in[3] = look_at(path, flags, &found, &seen, (flags & TAGG_OPEN_TRUNC) ? NULL : &seen_text, &seen_len);
+    if (f) /* freed after the store's open, or by file_free */
+        f->seen_text = seen_text, f->seen_len = seen_len;
+    else
+        free(seen_text);
     if (!(flags & TAGG_OPEN_TRUNC))
         in[2] = found + 1; /* 0: absent or unreadable (and on every other rank) */
     /* A create over an existing plain file: rank 0 truncates it here, so the
@@ -385,6 +394,7 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
      * backend's open of the slow path) and brings rank 0's file size. */
     int src = f->store_ops->open(f, flags);
     f->seen = 0;
+    free(f->seen_text), f->seen_text = NULL;
     rc      = brc < 0 || src < 0 ? -1 : 0;
     uint64_t size = 0;
     if (rc == 0 && local_size(f, &size) < 0)

@@ -92,6 +92,8 @@ struct tagg_file {
     int                       size_everywhere; /* the store's get_size is local knowledge: every rank asks, max */
     int                       seen; /* rank 0: what it found at the path just before the store's open (one stat and
                                      * the index probe): 0 not known, 1 nothing, 2 a plain file, 3 a subfile index */
+    char                     *seen_text; /* with seen 3: the index's text as rank 0 read it then (NULL: not read) */
+    size_t                    seen_len;
     int                       atomic;          /* MPI atomic mode (H5Fset_mpi_atomicity): no write is staged */
     unsigned                  comp_codec;      /* layout=subfiles: the codec of this open's whole-stripe writes
                                                 * (sf_stripe_codec.h id, 0 none; compression=auto: rank 0's choice) */

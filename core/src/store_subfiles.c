@@ -323,7 +323,9 @@ int tagg_sub_check_file(const char *index, const char *path, int closed, uint64_
 static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char *err, int **kept)
 {
     char what[128];
-    if (tagg_sf_index_read(f->path, ix, err, ERRLEN) < 0)
+    /* the text the file layer's look at the path read a moment before, or a read of its own */
+    if (f->seen_text ? tagg_sf_index_from_text(f->path, f->seen_text, f->seen_len, ix, err, ERRLEN) < 0
+                     : tagg_sf_index_read(f->path, ix, err, ERRLEN) < 0)
         return -1;
     if (!ix->closed && (rewrite || !(f->cfg.salvage || held_has(f->path))))
         return snprintf(err, ERRLEN,

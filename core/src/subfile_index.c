@@ -715,13 +715,13 @@ static int open_index(const char *path, char *err, size_t errlen, int quiet_abse
     return fd;
 }
 
-int tagg_sf_read_whole(const char *path, char **text, size_t *len, char *err, size_t errlen)
+/* The whole regular file open at fd (at most TAGG_SF_INDEX_MAX bytes), NUL
+ * terminated; closes fd. 0, or -1 with the message in err. */
+static int read_fd_whole(int fd, const char *path, char **text, size_t *len, char *err, size_t errlen)
 {
     struct stat st;
-    int         fd = open_index(path, err, errlen, 0);
-    *text          = NULL;
-    if (fd < 0)
-        return -1;
+    *text = NULL;
+    errno = 0;
     if (fstat(fd, &st) < 0 || (size_t)st.st_size > TAGG_SF_INDEX_MAX) {
         tagg_errmsg(err, errlen, "'%s' is not a tagg index (%s)", path, errno ? strerror(errno) : "too large");
         close(fd);
@@ -735,7 +735,7 @@ int tagg_sf_read_whole(const char *path, char **text, size_t *len, char *err, si
         return -1;
     }
     while (done < n) {
-        ssize_t got = read(fd, s + done, n - done);
+        ssize_t got = pread(fd, s + done, n - done, (off_t)done);
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0) {
@@ -753,6 +753,32 @@ int tagg_sf_read_whole(const char *path, char **text, size_t *len, char *err, si
     return 0;
 }
 
+int tagg_sf_read_whole(const char *path, char **text, size_t *len, char *err, size_t errlen)
+{
+    int fd = open_index(path, err, errlen, 0);
+    *text  = NULL;
+    if (fd < 0)
+        return -1;
+    return read_fd_whole(fd, path, text, len, err, errlen);
+}
+
+int tagg_sf_index_from_text(const char *path, const char *text, size_t len, tagg_sf_index_t *idx, char *err,
+                            size_t errlen)
+{
+    memset(idx, 0, sizeof *idx);
+    int rc = tagg_sf_index_parse(text, len, idx, err, errlen);
+    if (rc < 0 && err && errlen) {
+        char tmp[1024];
+        snprintf(tmp, sizeof tmp, "%s: %s", path, err);
+        tagg_errmsg(err, errlen, "%s", tmp);
+    }
+    if (rc == 0 && tagg_sf_path_check(path, idx, err, errlen) < 0) {
+        tagg_sf_index_free(idx);
+        rc = -1;
+    }
+    return rc;
+}
+
 int tagg_sf_index_read(const char *path, tagg_sf_index_t *idx, char *err, size_t errlen)
 {
     char  *text;
@@ -760,17 +786,8 @@ int tagg_sf_index_read(const char *path, tagg_sf_index_t *idx, char *err, size_t
     memset(idx, 0, sizeof *idx);
     if (tagg_sf_read_whole(path, &text, &len, err, errlen) < 0)
         return -1;
-    int rc = tagg_sf_index_parse(text, len, idx, err, errlen);
-    if (rc < 0 && err && errlen) {
-        char tmp[1024];
-        snprintf(tmp, sizeof tmp, "%s: %s", path, err);
-        tagg_errmsg(err, errlen, "%s", tmp);
-    }
+    int rc = tagg_sf_index_from_text(path, text, len, idx, err, errlen);
     free(text);
-    if (rc == 0 && tagg_sf_path_check(path, idx, err, errlen) < 0) {
-        tagg_sf_index_free(idx);
-        rc = -1;
-    }
     return rc;
 }
 
@@ -839,21 +856,33 @@ int tagg_sf_index_write(const char *path, const tagg_sf_index_t *idx, int sync, 
 
 int tagg_sf_probe(const char *path, char *err, size_t errlen)
 {
+    return tagg_sf_probe_text(path, NULL, NULL, err, errlen);
+}
+
+int tagg_sf_probe_text(const char *path, char **text, size_t *len, char *err, size_t errlen)
+{
     char    head[sizeof TAGG_SF_MAGIC];
     int     fd = open_index(path, err, errlen, 1);
     ssize_t got;
+    if (text)
+        *text = NULL;
     if (fd < 0) {
         if (errno == ENOENT || errno == EINVAL) /* absent, or not a regular file: not an index */
             return 0;
         return -1;
     }
     got = pread(fd, head, sizeof head - 1, 0);
-    close(fd);
     if (got < 0) {
         tagg_errmsg(err, errlen, "reading '%s': %s", path, strerror(errno));
+        close(fd);
         return -1;
     }
-    return (size_t)got == sizeof head - 1 && !memcmp(head, TAGG_SF_MAGIC, sizeof head - 1);
+    int is = (size_t)got == sizeof head - 1 && !memcmp(head, TAGG_SF_MAGIC, sizeof head - 1);
+    if (!is || !text)
+        close(fd);
+    else if (read_fd_whole(fd, path, text, len, NULL, 0) < 0) /* closes fd; the text is a bonus: none on failure */
+        *text = NULL;
+    return is;
 }
 
 /* ------------------------------------------------------------ node-local: metadata overlay, drain */

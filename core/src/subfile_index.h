@@ -212,6 +212,9 @@ int tagg_sf_index_parse(const char *text, size_t len, tagg_sf_index_t *idx, char
 int tagg_sf_read_whole(const char *path, char **text, size_t *len, char *err, size_t errlen);
 /* Reads and parses the index at path, and checks its names (sf_path.h). */
 int tagg_sf_index_read(const char *path, tagg_sf_index_t *idx, char *err, size_t errlen);
+/* The index of path from its text (tagg_sf_index_read after the read: parse, names checked). */
+int tagg_sf_index_from_text(const char *path, const char *text, size_t len, tagg_sf_index_t *idx, char *err,
+                            size_t errlen);
 /* Writes the index at path atomically (a temporary beside it, then rename);
  * fsyncs it when sync. 0 or -1 with a message. */
 int tagg_sf_index_write(const char *path, const tagg_sf_index_t *idx, int sync, char *err, size_t errlen);
@@ -224,5 +227,8 @@ int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int s
 /* 1 when the file at path starts with the magic, 0 when it does not (or is
  * absent), -1 when it cannot be read (message). */
 int tagg_sf_probe(const char *path, char *err, size_t errlen);
+/* The same, and when path is an index and text is given, its whole text
+ * (read from the same open; *text NULL when that failed: read it again). */
+int tagg_sf_probe_text(const char *path, char **text, size_t *len, char *err, size_t errlen);
 
 #endif

@@ -203,6 +203,39 @@ static void test_round_trip(void **state)
     if (tagg_sf_index_read(path, &back, err, sizeof err) < 0)
         fail_msg("read: %s", err);
     assert_same(&ix, &back);
+    /* the probe that brings the text along (the file layer's look at a path):
+     * the whole index, which parses to the same; none for a plain file or an
+     * absent one */
+    char  *pt  = NULL;
+    size_t plen = 0;
+    assert_int_equal(tagg_sf_probe_text(path, &pt, &plen, err, sizeof err), 1);
+    assert_non_null(pt);
+    tagg_sf_index_t fromt;
+    if (tagg_sf_index_from_text(path, pt, plen, &fromt, err, sizeof err) < 0)
+        fail_msg("from text: %s", err);
+    assert_same(&ix, &fromt);
+    tagg_sf_index_free(&fromt);
+    /* a changed byte of the text: refused from the text as from the file (the index's own checksum) */
+    char *edited = malloc(plen);
+    memcpy(edited, pt, plen);
+    edited[plen - 3] ^= 1;
+    assert_int_equal(tagg_sf_index_from_text(path, edited, plen, &fromt, err, sizeof err), -1);
+    free(edited);
+    free(pt);
+    {
+        char plain[96];
+        snprintf(plain, sizeof plain, "%s/plain", dir);
+        FILE *fp = fopen(plain, "w");
+        fputs("not an index at all, just bytes", fp);
+        fclose(fp);
+        pt = (char *)1;
+        assert_int_equal(tagg_sf_probe_text(plain, &pt, &plen, err, sizeof err), 0);
+        assert_null(pt);
+        unlink(plain);
+        pt = (char *)1;
+        assert_int_equal(tagg_sf_probe_text(plain, &pt, &plen, err, sizeof err), 0); /* absent */
+        assert_null(pt);
+    }
     char *sp = tagg_sf_path_of(path, &back, 2);
     assert_int_equal(strncmp(sp, dir, strlen(dir)), 0);
     assert_non_null(strstr(sp, "/my file.h5.tagg.2of3"));

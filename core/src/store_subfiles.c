@@ -240,6 +240,15 @@ static int remove_listed(const char *path, const tagg_sf_index_t *old, char *err
     return 0;
 }
 
+/* n descriptors, none open (-1 each); NULL without memory. */
+static int *fds_none(uint32_t n)
+{
+    int *fd = malloc((n ? n : 1) * sizeof *fd);
+    for (uint32_t k = 0; fd && k < n; k++)
+        fd[k] = -1;
+    return fd;
+}
+
 /* Rank 0: creates a new subfiled file (subfiles new and empty, index "open"). */
 static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had_index, const char *nodes, char *err,
                         int **kept)
@@ -259,9 +268,7 @@ static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had
         snprintf(err, ERRLEN, "out of memory");
         return -1;
     }
-    if ((*kept = malloc(N * sizeof **kept))) /* the new subfiles stay open for rank 0's own writes */
-        for (uint32_t k = 0; k < N; k++)
-            (*kept)[k] = -1;
+    *kept = fds_none(N); /* the new subfiles stay open for rank 0's own writes */
     for (uint32_t k = 0; k < N; k++) {
         char *p = tagg_sf_path_beside(f->path, k, N);
         int   fd;
@@ -347,9 +354,8 @@ static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char 
         if (rc < 0)
             return -1;
     }
-    if (!rewrite && !ix->nvr && (*kept = malloc(ix->count * sizeof **kept)))
-        for (uint32_t k = 0; k < ix->count; k++)
-            (*kept)[k] = -1;
+    if (!rewrite && !ix->nvr)
+        *kept = fds_none(ix->count);
     for (uint32_t k = 0; !ix->nvr && k < ix->count; k++) {
         char *p = tagg_sf_path_beside(f->path, k, ix->count);
         snprintf(what, sizeof what, "subfile %u", (unsigned)k);
@@ -466,11 +472,9 @@ static int sub_open(tagg_file_t *f, unsigned flags)
         TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;
     else if (tagg_sf_index_parse(text, (size_t)hdr[1], &s->ix, err, sizeof err) < 0)
         TAGG_ERR(TAGG_E_IO, "%s: %s", f->path, err), rc = -1;
-    else if (!(s->paths = calloc(s->ix.count, sizeof *s->paths)) || !(s->fd = malloc(s->ix.count * sizeof *s->fd)) ||
+    else if (!(s->paths = calloc(s->ix.count, sizeof *s->paths)) || !(s->fd = fds_none(s->ix.count)) ||
              (s->ix.nvr && !(s->meta_path = tagg_sf_path_meta(f->path))))
         TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;
-    for (uint32_t k = 0; s->fd && k < s->ix.count; k++)
-        s->fd[k] = -1;
     for (uint32_t k = 0; rc == 0 && k < s->ix.count; k++) {
         if (!(s->paths[k] = tagg_sf_path_of(f->path, &s->ix, k)))
             TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;

@@ -19,6 +19,23 @@ static size_t notes_slot(const notes_t *m, uint64_t key)
     return i;
 }
 
+/* Copies the note in slot i of src to slot j of dst (the key too). */
+static void copy_slot(notes_t *dst, size_t j, const notes_t *src, size_t i)
+{
+    dst->key[j] = src->key[i], dst->crc[j] = src->crc[i], dst->delta[j] = src->delta[i];
+    dst->form[j] = src->form[i], dst->state[j] = src->state[i], dst->nspan[j] = src->nspan[i];
+    memcpy(dst->span + 2 * NOTE_SPANS * j, src->span + 2 * NOTE_SPANS * i, 2 * NOTE_SPANS * sizeof *dst->span);
+}
+
+/* The slot holding key's note, or -1 when there is none. */
+static long find(const notes_t *m, uint64_t key)
+{
+    if (!m->cap)
+        return -1;
+    size_t i = notes_slot(m, key);
+    return m->key[i] ? (long)i : -1;
+}
+
 static int notes_grow(notes_t *m)
 {
     notes_t g = {0};
@@ -35,16 +52,8 @@ static int notes_grow(notes_t *m)
         return -1;
     }
     for (size_t i = 0; i < m->cap; i++)
-        if (m->key[i]) {
-            size_t j   = notes_slot(&g, m->key[i] - 1);
-            g.key[j]   = m->key[i];
-            g.crc[j]   = m->crc[i];
-            g.delta[j] = m->delta[i];
-            g.form[j]  = m->form[i];
-            g.state[j] = m->state[i];
-            g.nspan[j] = m->nspan[i];
-            memcpy(g.span + 2 * NOTE_SPANS * j, m->span + 2 * NOTE_SPANS * i, 2 * NOTE_SPANS * sizeof *g.span);
-        }
+        if (m->key[i])
+            copy_slot(&g, notes_slot(&g, m->key[i] - 1), m, i);
     g.n = m->n;
     tagg_notes_free(m);
     *m = g;
@@ -127,10 +136,8 @@ int tagg_notes_write(notes_t *m, uint64_t key, int full, uint64_t crc, uint64_t 
 
 int tagg_notes_touch(const notes_t *m, uint64_t key, uint64_t a, uint64_t b, uint64_t *lo, uint64_t *hi)
 {
-    if (!m->cap)
-        return 0;
-    size_t i = notes_slot(m, key);
-    if (!m->key[i])
+    long i = find(m, key);
+    if (i < 0)
         return 0;
     const uint64_t *v   = m->span + 2 * NOTE_SPANS * i;
     int             hit = 0;
@@ -147,10 +154,8 @@ int tagg_notes_touch(const notes_t *m, uint64_t key, uint64_t a, uint64_t b, uin
 
 int tagg_notes_spans(const notes_t *m, uint64_t key, uint64_t *out)
 {
-    if (!m->cap)
-        return 0;
-    size_t i = notes_slot(m, key);
-    if (!m->key[i])
+    long i = find(m, key);
+    if (i < 0)
         return 0;
     memcpy(out, m->span + 2 * NOTE_SPANS * i, 2 * (size_t)m->nspan[i] * sizeof *out);
     return m->nspan[i];
@@ -158,35 +163,29 @@ int tagg_notes_spans(const notes_t *m, uint64_t key, uint64_t *out)
 
 void tagg_notes_cut_within(notes_t *m, uint64_t j, uint64_t at)
 {
-    for (uint64_t key = 2 * j; m->cap && key <= 2 * j + 1; key++) {
-        size_t i = notes_slot(m, key);
-        if (m->key[i] && m->nspan[i] && m->span[2 * NOTE_SPANS * i + 2 * m->nspan[i] - 1] > at)
+    for (uint64_t key = 2 * j; key <= 2 * j + 1; key++) {
+        long i = find(m, key);
+        if (i >= 0 && m->nspan[i] && m->span[2 * NOTE_SPANS * i + 2 * m->nspan[i] - 1] > at)
             m->state[i] |= NOTE_UNSURE;
     }
 }
 
 uint64_t tagg_notes_form(const notes_t *m, uint64_t key)
 {
-    if (!m->cap)
-        return 0;
-    size_t i = notes_slot(m, key);
-    return m->key[i] ? m->form[i] : 0;
+    long i = find(m, key);
+    return i < 0 ? 0 : m->form[i];
 }
 
 uint64_t tagg_notes_delta(const notes_t *m, uint64_t key)
 {
-    if (!m->cap)
-        return 0;
-    size_t i = notes_slot(m, key);
-    return m->key[i] ? m->delta[i] : 0;
+    long i = find(m, key);
+    return i < 0 ? 0 : m->delta[i];
 }
 
 int tagg_notes_get(const notes_t *m, uint64_t key)
 {
-    if (!m->cap)
-        return 0;
-    size_t i = notes_slot(m, key);
-    return m->key[i] ? m->state[i] : 0;
+    long i = find(m, key);
+    return i < 0 ? 0 : m->state[i];
 }
 
 /* Drops the notes of stripes at or past stripe j0 (both spaces): a cut. */
@@ -201,9 +200,7 @@ void tagg_notes_cut(notes_t *m, uint64_t j0)
             size_t at;
             if (!(ok = slot_for(&keep, m->key[i] - 1, &at) == 0))
                 break;
-            keep.state[at] = m->state[i], keep.crc[at] = m->crc[i], keep.delta[at] = m->delta[i];
-            keep.form[at] = m->form[i], keep.nspan[at] = m->nspan[i];
-            memcpy(keep.span + 2 * NOTE_SPANS * at, m->span + 2 * NOTE_SPANS * i, 2 * NOTE_SPANS * sizeof *keep.span);
+            copy_slot(&keep, at, m, i);
         }
     if (!ok) { /* out of memory: mark everything left dirty, as if written whole before (safe: re-read at close, unchecked) */
         for (size_t i = 0; i < m->cap; i++)

@@ -880,8 +880,8 @@ int tagg_sf_probe_text(const char *path, char **text, size_t *len, char *err, si
     int is = (size_t)got == sizeof head - 1 && !memcmp(head, TAGG_SF_MAGIC, sizeof head - 1);
     if (!is || !text)
         close(fd);
-    else if (read_fd_whole(fd, path, text, len, NULL, 0) < 0) /* closes fd; the text is a bonus: none on failure */
-        *text = NULL;
+    else
+        (void)read_fd_whole(fd, path, text, len, NULL, 0); /* closes fd; the text is a bonus: NULL on failure */
     return is;
 }
 

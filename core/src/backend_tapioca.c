@@ -136,10 +136,11 @@ static void res_use(tagg_file_t *f, tagg_engine_t *e, res_t *r, const char *how)
 
 /* Collective, at a file's first collective raw-data call, after the describe
  * gather (whose rows say whether every rank holds the same cached resources):
- * the machine description, from the cache or made (engine_tier.c). 0 or -1 on
- * every rank. */
-static int res_ready(tagg_file_t *f, tagg_engine_t *e)
+ * the machine description, from the cache or made (engine_tier.c; *made 1). 0
+ * or -1 on every rank. */
+static int res_ready(tagg_file_t *f, tagg_engine_t *e, int *made)
 {
+    *made = 0;
     if (e->res)
         return 0;
     const tagg_engine_row_t *rows = e->rows;
@@ -197,6 +198,7 @@ static int res_ready(tagg_file_t *f, tagg_engine_t *e)
     }
     snprintf(r->tier_text, sizeof r->tier_text, "tier=%s", e->tiers.tier[r->node_tier[tagg_topology_rank_node(r->topo, f->rank)]].name);
     res_use(f, e, r, r->cached ? "made, cached" : "made, private");
+    *made = 1;
     return 0;
 }
 
@@ -397,9 +399,13 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
     for (int r = 0; r < f->size; r++)
         raw |= e->rows[r].req.bytes && (e->rows[r].req.flags & TAGG_REQ_RAW), failed |= (e->rows[r].req.flags & TAGG_REQ_FAILED) != 0;
     double tr = MPI_Wtime();
-    if (raw && !failed && res_ready(f, e) < 0) /* the machine and the tiers, once per communicator */
+    int    had = e->res != NULL, made = 0;
+    if (raw && !failed && res_ready(f, e, &made) < 0) /* the machine and the tiers, once per communicator */
         return -1;
     tr = MPI_Wtime() - tr;
+    /* what this call makes (records, tuning): the same on every rank, the
+     * resources' decision being agreed and the buffers made once per resources */
+    e->setup = !had && made ? 2 : e->res && e->res->buf.win == MPI_WIN_NULL ? 1 : 0;
     double tb = 0;
     int rc = tagg_engine_plan(f, e, &c, dir);
     double t1 = MPI_Wtime();

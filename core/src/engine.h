@@ -93,6 +93,7 @@ typedef struct tagg_engine {
      * the call (tagg_engine_record_done), so t_total covers the slowest rank */
     double             t_fs;
     double             rec_t0;
+    int                setup;         /* what the call under way makes (tune.h TAGG_TV_SETUP), the same on every rank */
     int                rec_pending;
     tagg_tune_record_t rec;
 } tagg_engine_t;
@@ -144,6 +145,7 @@ struct tagg_engine_row {
     uint32_t        res_flags; /* TAGG_RES_* */
     uint32_t        fs_kind;   /* the rank's view of the file system (record.h) */
     uint64_t        tune_sum;  /* checksum of the rank's tuning model, 0: none */
+    uint64_t        end;       /* the file's written end as this rank knows it (tune.h: past_end) */
     tagg_engine_mrow_t machine; /* last: gathered only at a file's first call */
 };
 typedef struct tagg_engine_row tagg_engine_row_t;

@@ -76,6 +76,7 @@ int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t 
     describe_row(x, &mine.req);
     mine.res_hash = res_hash, mine.res_flags = res_flags;
     mine.fs_kind = (uint32_t)e->fs_kind, mine.tune_sum = e->tune_sum;
+    mine.end = f->written_end > f->eof ? f->written_end : f->eof;
     /* the machine row only while the file has no resources (its first calls) */
     int          with_machine = e->res == NULL;
     int          n            = with_machine ? (int)sizeof mine : (int)offsetof(tagg_engine_row_t, machine);

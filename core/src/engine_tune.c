@@ -13,14 +13,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The pattern part of the vocabulary, from the gathered rows (same on every rank). */
+/* The pattern part of the vocabulary, from the gathered rows (same on every
+ * rank): req, the call's requests; e->rows, the written ends the ranks know. */
 static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_req_desc_t *req, tagg_dir_t dir,
                        double v[TAGG_TV_COUNT_])
 {
     int      P    = f->size, active = 0, aligned = 0;
     uint64_t unit = f->store_ops->stripe(f) ? f->store_ops->stripe(f) : (uint64_t)f->cfg.block;
     double   sum = 0, mn = INFINITY, mx = 0, pieces = 0;
-    uint64_t lo = UINT64_MAX, hi = 0;
+    uint64_t lo = UINT64_MAX, hi = 0, end = 0;
+    for (int r = 0; r < P; r++)
+        end = e->rows[r].end > end ? e->rows[r].end : end;
+    double past = 0; /* bytes at or past the written end; a rank's between its lo and hi in proportion */
     for (int r = 0; r < P; r++) {
         const tagg_req_desc_t *q = &req[r];
         double                 b = (double)q->bytes;
@@ -30,6 +34,10 @@ static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_
             active++;
             aligned += unit && q->lo % unit == 0;
             lo = q->lo < lo ? q->lo : lo, hi = q->hi > hi ? q->hi : hi;
+            if (q->lo >= end)
+                past += b;
+            else if (q->hi > end)
+                past += b * ((double)(q->hi - end) / (double)(q->hi - q->lo));
         }
     }
     double mean               = sum / P;
@@ -42,6 +50,8 @@ static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_
     v[TAGG_TV_ALIGNED]        = active ? (double)aligned / active : 1;
     v[TAGG_TV_FS_KIND]        = e->fs_kind_agreed;
     v[TAGG_TV_IS_READ]        = dir == TAGG_READ;
+    v[TAGG_TV_PAST_END]       = sum > 0 ? past / sum : 0;
+    v[TAGG_TV_SETUP]          = e->setup;
 }
 
 static void settings_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_call_plan_t *p,

@@ -29,6 +29,8 @@ static const char *const var_names[TAGG_TV_COUNT_] = {
     [TAGG_TV_ALIGNED] = "aligned",
     [TAGG_TV_FS_KIND] = "fs_kind",
     [TAGG_TV_IS_READ] = "is_read",
+    [TAGG_TV_PAST_END] = "past_end",
+    [TAGG_TV_SETUP] = "setup",
     [TAGG_TV_DIRECT] = "direct",
     [TAGG_TV_AGGREGATORS] = "aggregators",
     [TAGG_TV_BUFFER_SIZE] = "buffer_size",
@@ -568,7 +570,7 @@ int tagg_tune_record_format(const tagg_tune_record_t *r, const char *op, const c
             return -1;                                                                                                \
         n += (size_t)k_;                                                                                              \
     } while (0)
-    PUT("{\"tagg_record\":1,\"op\":\"%s\",\"file\":\"", op);
+    PUT("{\"tagg_record\":%d,\"op\":\"%s\",\"file\":\"", TAGG_TUNE_RECORD_VERSION, op);
     for (const unsigned char *p = (const unsigned char *)(file ? file : ""); *p; p++) {
         if (*p == '"' || *p == '\\')
             PUT("\\%c", *p);

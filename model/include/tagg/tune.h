@@ -63,6 +63,7 @@ extern "C" {
 #define TAGG_TUNE_VERSION 1
 #define TAGG_TUNE_MAX_BYTES ((size_t)256 << 20) /* a model file is at most this big */
 #define TAGG_TUNE_MAX_COMBOS 65536              /* candidate settings tried per choice */
+#define TAGG_TUNE_RECORD_VERSION 2              /* "tagg_record" of the lines tagg appends */
 
 /* The vocabulary: every quantity a record carries and a model may use. The
  * first group describes the call (features of the pattern), the second the
@@ -78,6 +79,12 @@ typedef enum {
   TAGG_TV_ALIGNED,         /* fraction of extents starting on a stripe / block boundary */
   TAGG_TV_FS_KIND,         /* file system: 0 other, 1 local (ext4/xfs/btrfs), 2 tmpfs, 3 network/FUSE, 4 Lustre/GPFS */
   TAGG_TV_IS_READ,         /* 0 write, 1 read */
+  TAGG_TV_PAST_END,        /* fraction of the call's bytes at or past the file's written end (the largest
+                              end any rank wrote or the size the ranks agreed on): a read there returns
+                              zeros the storage holds no data for, a write there extends the file */
+  TAGG_TV_SETUP,           /* what the call makes before moving data: 2 the engine's resources (node
+                              split, tier choice) and, when it aggregates, its buffers; 1 only the
+                              buffers, when it aggregates; 0 nothing (the process's cache holds them) */
   /* settings */
   TAGG_TV_DIRECT,          /* 1: every rank accessed its own extents; 0: aggregated */
   TAGG_TV_AGGREGATORS,     /* aggregators used */
@@ -147,10 +154,10 @@ double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUN
 
 /* ---- records (`record=FILE`): one JSON object a line ----------------------
  *
- *   {"tagg_record":1,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
+ *   {"tagg_record":2,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
  *    "t_plan":0.0012,"t_move":0.0345,"t_fs":0.0211,"t_total":0.0568}
  *
- * Keys: tagg_record (format, 1), op ("write" or "read"), file (the base name
+ * Keys: tagg_record (format, 2; format 1 had neither past_end nor setup), op ("write" or "read"), file (the base name
  * of the file, JSON-escaped), every vocabulary name above with its value, and
  * the measured seconds: t_plan (describe + plan), t_move (the round loop or
  * the direct accesses), t_fs (of which in file-system calls), t_total (the

@@ -395,6 +395,7 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
     res_offer(f, e, &h, &fl, &known);
     if (tagg_engine_describe(f, e, x, h, fl, known) < 0)
         return -1;
+    tagg_engine_tune_note(f, e, dir);
     int raw = 0, failed = 0;
     for (int r = 0; r < f->size; r++)
         raw |= e->rows[r].req.bytes && (e->rows[r].req.flags & TAGG_REQ_RAW), failed |= (e->rows[r].req.flags & TAGG_REQ_FAILED) != 0;

@@ -94,6 +94,8 @@ typedef struct tagg_engine {
     double             t_fs;
     double             rec_t0;
     int                setup;         /* what the call under way makes (tune.h TAGG_TV_SETUP), the same on every rank */
+    int                repeat;        /* the call asks what the previous one in its direction asked (TAGG_TV_REPEAT) */
+    uint64_t           last_hash[2];  /* [direction] hash of the previous call's rows, 0: none yet */
     int                rec_pending;
     tagg_tune_record_t rec;
 } tagg_engine_t;
@@ -154,6 +156,10 @@ typedef struct tagg_engine_row tagg_engine_row_t;
 #define TAGG_RES_HAS 4u   /* this rank holds cached resources */
 int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, uint64_t res_hash,
                          uint32_t res_flags, const tagg_engine_mrow_t *known);
+
+/* engine_tune.c. Local, after the describe gather: what the call's pattern
+ * says beyond its rows for records and tuning (e->repeat), the same on every rank. */
+void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir);
 
 /* engine_plan.c. Local: the model's plan from the gathered rows (the same on
  * every rank: the computation is deterministic), reusing the previous call's

@@ -52,6 +52,22 @@ static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_
     v[TAGG_TV_IS_READ]        = dir == TAGG_READ;
     v[TAGG_TV_PAST_END]       = sum > 0 ? past / sum : 0;
     v[TAGG_TV_SETUP]          = e->setup;
+    v[TAGG_TV_REPEAT]         = e->repeat;
+}
+
+void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over every rank's request */
+    for (int r = 0; r < f->size; r++) {
+        const tagg_req_desc_t *q = &e->rows[r].req;
+        uint64_t w[] = {q->lo, q->hi, q->bytes, q->nruns, q->count, q->len, q->stride, q->count2, q->stride2};
+        for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+            for (int b = 0; b < 64; b += 8)
+                h = (h ^ ((w[i] >> b) & 0xff)) * 0x100000001b3ull;
+    }
+    h += h == 0;
+    int d = dir == TAGG_READ;
+    e->repeat = e->last_hash[d] == h, e->last_hash[d] = h;
 }
 
 static void settings_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_call_plan_t *p,

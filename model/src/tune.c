@@ -31,6 +31,7 @@ static const char *const var_names[TAGG_TV_COUNT_] = {
     [TAGG_TV_IS_READ] = "is_read",
     [TAGG_TV_PAST_END] = "past_end",
     [TAGG_TV_SETUP] = "setup",
+    [TAGG_TV_REPEAT] = "repeat",
     [TAGG_TV_DIRECT] = "direct",
     [TAGG_TV_AGGREGATORS] = "aggregators",
     [TAGG_TV_BUFFER_SIZE] = "buffer_size",

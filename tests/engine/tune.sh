@@ -120,17 +120,21 @@ assert any(0 < r["t_fs"] < r["t_move"] for r in agg), agg  # rank 0 aggregates: 
 assert recs[0]["op"] == "write" and recs[0]["setup"] == 2 and recs[0]["past_end"] == 1, recs[0]
 assert all(r["setup"] in (0, 1) for r in recs[1:]), [r["setup"] for r in recs]
 assert all(r["past_end"] == 0 for r in recs if r["op"] == "read"), [r["past_end"] for r in recs]
+assert recs[0]["repeat"] == 0, recs[0]
 PY
 # HDF5 reads a compound's records before setting a member (its background
 # buffer): on a new dataset those reads lie past every byte written
 run "records of VPIC's member-by-member writes" "call" "" --kernel vpic --layout aos --particles 4096
-"$PYTHON" - rec.jsonl <<'PY' && ok "records: a background read of new records says past_end=1, the read-back 0" || bad "records of VPIC AoS: $(cut -c1-400 rec.jsonl | head -5)"
+"$PYTHON" - rec.jsonl <<'PY' && ok "records: a background read of new records says past_end=1, the read-back 0, its re-reads repeat=1" || bad "records of VPIC AoS: $(cut -c1-400 rec.jsonl | head -5)"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 reads = [r for r in recs if r["op"] == "read"]
 assert any(r["past_end"] == 1 for r in reads), [(r["op"], r["past_end"]) for r in recs]
 assert any(r["past_end"] == 0 for r in reads), [(r["op"], r["past_end"]) for r in recs]
 assert all(0 <= r["past_end"] <= 1 for r in recs)
+# repeat: the read-back reads every member, each time the same whole records
+back = [r for r in reads if r["past_end"] == 0]
+assert back[0]["repeat"] == 0 and sum(r["repeat"] for r in back) >= 1, [(r["op"], r["repeat"]) for r in recs]
 PY
 # a bad model: the open fails on every rank with the reason
 printf 'tagg-tune model 1\nkind svm\n' > bad.tune

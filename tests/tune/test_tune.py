@@ -23,7 +23,7 @@ import pytest
 
 TOOL = os.environ["TAGG_TUNE"]
 EVAL = os.environ["TAGG_TUNE_EVAL"]
-VOCAB_LEN = 18
+VOCAB_LEN = 19
 
 
 def tool_module():
@@ -54,7 +54,7 @@ def synthetic_rows(n=400, seed=3):
         past_end = 1.0 if bpr == 4096 else 0.5 if pieces == 256 else 0.0  # of the pattern, as in a sweep
         setup = 2 if ranks == 2 else 1 if ranks == 4 else 0
         v = [ranks, max(1, ranks // 4), bpr, 0.25, pieces, 1.0 if pieces == 1 else 0.5,
-             0.5, 3, 0, past_end, setup, direct, aggr, bufsz, 2, 0, 0, 1]
+             0.5, 3, 0, past_end, setup, 0, direct, aggr, bufsz, 2, 0, 0, 1]
         total = ranks * bpr
         if direct:
             t = 2e-4 * pieces * ranks / 2 + total / 1.5e9
@@ -87,14 +87,14 @@ def test_record_round_trip(tmp_path):
             assert r[k] == float(x), k  # exact: 17 significant digits
     back = tt.read_records([str(path)])
     assert len(back) == len(rows)
-    # format 1 (no past_end, no setup) is still read, those two as 0
+    # format 1 (no past_end, setup, repeat) is still read, those as 0
     old = [json.loads(line) for line in lines]
     for r in old:
         r["tagg_record"] = 1
-        del r["past_end"], r["setup"]
+        del r["past_end"], r["setup"], r["repeat"]
     path.write_text("".join(json.dumps(r) + "\n" for r in old))
     back = tt.read_records([str(path)])
-    assert len(back) == len(rows) and all(r["past_end"] == 0 and r["setup"] == 0 for r in back)
+    assert len(back) == len(rows) and all(r["past_end"] == 0 and r["setup"] == 0 and r["repeat"] == 0 for r in back)
     path.write_text(lines[0].replace('"tagg_record":2', '"tagg_record":3') + "\n")
     r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
     assert r.returncode == 1 and "not a tagg record of format 1 or 2" in r.stderr, r.stderr
@@ -166,8 +166,8 @@ def test_fit_writes_table_and_model(tmp_path):
     assert "the engine may choose aggregators" in shown and "predicts ln(seconds per byte of the call)" in shown
     # choose: many pieces per rank must go through aggregators, one small
     # piece per rank must not (by construction, by factors of 3 and 30)
-    many = [16, 4, 1 << 20, 0.25, 256, 0.5, 0.5, 3, 0, 0.5, 0, 1, 0, 4 << 20, 2, 0, 0, 1]
-    one = [2, 1, 65536, 0.25, 1, 1.0, 0.5, 3, 0, 0, 2, 0, 2, 4 << 20, 2, 0, 0, 1]
+    many = [16, 4, 1 << 20, 0.25, 256, 0.5, 0.5, 3, 0, 0.5, 0, 0, 1, 0, 4 << 20, 2, 0, 0, 1]
+    one = [2, 1, 65536, 0.25, 1, 1.0, 0.5, 3, 0, 0, 2, 0, 0, 2, 4 << 20, 2, 0, 0, 1]
     ch = subprocess.run([EVAL, "--choose", str(model)], input="%s\n%s\n" % (" ".join(map(str, many)), " ".join(map(str, one))),
                         capture_output=True, text=True, check=True).stdout.splitlines()
     assert "direct=0" in ch[0] and "direct=1" in ch[1], ch
@@ -195,7 +195,7 @@ def test_bad_records_are_refused(tmp_path):
 def test_median_rows_one_per_pattern_and_settings():
     """fit --medians / heldout: one row per (kernel, pattern, settings), its
     time the median of the repetitions; other settings stay apart."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     rows = []
     for t in (0.1, 0.5, 0.2):               # three repetitions of one setting
         rows.append(dict(base, t_total=t))
@@ -254,7 +254,7 @@ def test_rel_center_minimises_relative_error():
 
 
 def test_training_rows_group_repetitions():
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     rows = [dict(base, t_total=t) for t in (0.010, 0.011, 0.012, 0.5, 0.6)]
     rows.append(dict(base, direct=1, aggregators=0, t_total=0.02))
     rows.append(dict(base, t_total=3.0, _kernel="other"))
@@ -270,7 +270,7 @@ def test_training_rows_group_repetitions():
 def test_pattern_key_holds_out_whole_kernels():
     """The whole-pattern CV never tests a call whose write/read or file-system
     twin is in training: the unit is the kernel, else the shape."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     assert tt.pattern_key(dict(base, fs_kind=3, is_read=1)) == tt.pattern_key(base)
     assert tt.pattern_key(dict(base, bytes_per_rank=4096)) != tt.pattern_key(base)
     assert tt.pattern_key(dict(base, _kernel="s3d-32")) == tt.pattern_key(dict(base, bytes_per_rank=7, _kernel="s3d-32"))
@@ -285,7 +285,7 @@ def machine_rows(sizes, reps=5, seed=4):
         for direct in (0, 1):
             for rep in range(reps):
                 t = 2 * bpr / (300e6 if direct else 600e6) * math.exp(rnd.gauss(0, 0.03)) * (20 if rep == 2 else 1)
-                rows.append(dict(zip(tt.VOCAB, [2, 1, bpr, 0, 1, 1, 1, 1, 0, 0, 0, direct, 0 if direct else 1,
+                rows.append(dict(zip(tt.VOCAB, [2, 1, bpr, 0, 1, 1, 1, 1, 0, 0, 0, 0, direct, 0 if direct else 1,
                                                 4 << 20, 2, 0, 0, 0]), t_total=t, _kernel="k%d" % bpr, _stall=rep == 2))
     return rows
 

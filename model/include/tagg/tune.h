@@ -85,6 +85,9 @@ typedef enum {
   TAGG_TV_SETUP,           /* what the call makes before moving data: 2 the engine's resources (node
                               split, tier choice) and, when it aggregates, its buffers; 1 only the
                               buffers, when it aggregates; 0 nothing (the process's cache holds them) */
+  TAGG_TV_REPEAT,          /* 1: every rank asks for exactly what it asked in the file's previous
+                              collective call of the same direction (a re-read, which caches may
+                              serve; a rewrite), else 0 */
   /* settings */
   TAGG_TV_DIRECT,          /* 1: every rank accessed its own extents; 0: aggregated */
   TAGG_TV_AGGREGATORS,     /* aggregators used */
@@ -157,7 +160,7 @@ double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUN
  *   {"tagg_record":2,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
  *    "t_plan":0.0012,"t_move":0.0345,"t_fs":0.0211,"t_total":0.0568}
  *
- * Keys: tagg_record (format, 2; format 1 had neither past_end nor setup), op ("write" or "read"), file (the base name
+ * Keys: tagg_record (format, 2; format 1 had neither past_end, setup nor repeat), op ("write" or "read"), file (the base name
  * of the file, JSON-escaped), every vocabulary name above with its value, and
  * the measured seconds: t_plan (describe + plan), t_move (the round loop or
  * the direct accesses), t_fs (of which in file-system calls), t_total (the

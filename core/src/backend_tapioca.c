@@ -400,13 +400,13 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
     for (int r = 0; r < f->size; r++)
         raw |= e->rows[r].req.bytes && (e->rows[r].req.flags & TAGG_REQ_RAW), failed |= (e->rows[r].req.flags & TAGG_REQ_FAILED) != 0;
     double tr = MPI_Wtime();
-    int    had = e->res != NULL, made = 0;
+    int    made = 0;
     if (raw && !failed && res_ready(f, e, &made) < 0) /* the machine and the tiers, once per communicator */
         return -1;
     tr = MPI_Wtime() - tr;
     /* what this call makes (records, tuning): the same on every rank, the
      * resources' decision being agreed and the buffers made once per resources */
-    e->setup = !had && made ? 2 : e->res && e->res->buf.win == MPI_WIN_NULL ? 1 : 0;
+    e->setup = made ? 2 : e->res && e->res->buf.win == MPI_WIN_NULL ? 1 : 0;
     double tb = 0;
     int rc = tagg_engine_plan(f, e, &c, dir);
     double t1 = MPI_Wtime();

@@ -158,7 +158,8 @@ int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t 
                          uint32_t res_flags, const tagg_engine_mrow_t *known);
 
 /* engine_tune.c. Local, after the describe gather: what the call's pattern
- * says beyond its rows for records and tuning (e->repeat), the same on every rank. */
+ * says beyond its rows for records and tuning (e->repeat; 0 and nothing done
+ * without record= or tuning=), the same on every rank. */
 void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir);
 
 /* engine_plan.c. Local: the model's plan from the gathered rows (the same on

@@ -57,14 +57,12 @@ static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_
 
 void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir)
 {
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over every rank's request */
-    for (int r = 0; r < f->size; r++) {
-        const tagg_req_desc_t *q = &e->rows[r].req;
-        uint64_t w[] = {q->lo, q->hi, q->bytes, q->nruns, q->count, q->len, q->stride, q->count2, q->stride2};
-        for (size_t i = 0; i < sizeof w / sizeof *w; i++)
-            for (int b = 0; b < 64; b += 8)
-                h = (h ^ ((w[i] >> b) & 0xff)) * 0x100000001b3ull;
-    }
+    e->repeat = 0;
+    if (!e->tune && !(f->cfg.record && *f->cfg.record))
+        return; /* only records and tuning use it: no pass over every rank's row otherwise */
+    uint64_t h = 0; /* every rank's request (describe_row zeroes a row before filling it) */
+    for (int r = 0; r < f->size; r++)
+        h = (h ^ tagg_tune_checksum((const char *)&e->rows[r].req, sizeof e->rows[r].req)) * 0x100000001b3ull;
     h += h == 0;
     int d = dir == TAGG_READ;
     e->repeat = e->last_hash[d] == h, e->last_hash[d] = h;

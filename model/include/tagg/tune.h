@@ -160,9 +160,9 @@ double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUN
  *   {"tagg_record":2,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
  *    "t_plan":0.0012,"t_move":0.0345,"t_fs":0.0211,"t_total":0.0568}
  *
- * Keys: tagg_record (format, 2; format 1 had neither past_end, setup nor repeat), op ("write" or "read"), file (the base name
- * of the file, JSON-escaped), every vocabulary name above with its value, and
- * the measured seconds: t_plan (describe + plan), t_move (the round loop or
+ * Keys: tagg_record (format, 2; format 1 had no past_end, setup or repeat),
+ * op ("write" or "read"), file (the base name of the file, JSON-escaped),
+ * every vocabulary name above with its value, and the measured seconds: t_plan (describe + plan), t_move (the round loop or
  * the direct accesses), t_fs (of which in file-system calls), t_total (the
  * call, as the slowest rank saw it). Numbers are printed with 17 significant
  * digits, so a reader gets the doubles back exactly. */

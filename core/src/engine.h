@@ -69,8 +69,9 @@ typedef struct tagg_engine {
      * the file system's kind as every rank agrees on it, counters */
     tagg_tune_model_t *tune;
     uint64_t           tune_sum;
-    int                fs_kind;       /* this rank's statfs view (sent in its row) */
+    int                fs_kind;       /* this rank's view (fs_kind.h: kind | TAGG_FS_SERIAL), sent in its row */
     int                fs_kind_agreed; /* the ranks' common view, 0 when they differ */
+    int                fs_serial;      /* every rank's client serialises a file's writes (fs_kind.h) */
     uint64_t           tune_calls;    /* calls whose settings the model chose */
     uint64_t           tune_kept;     /* calls where the model's gain was within its margin: the cost model's choice */
     int                tune_cached;   /* tune belongs to the process's model cache (engine_tune.c) */
@@ -145,7 +146,7 @@ struct tagg_engine_row {
     tagg_req_desc_t req;
     uint64_t        res_hash; /* hash of the cached resources' key, 0: none */
     uint32_t        res_flags; /* TAGG_RES_* */
-    uint32_t        fs_kind;   /* the rank's view of the file system (record.h) */
+    uint32_t        fs_kind;   /* the rank's view of the file system (fs_kind.h) */
     uint64_t        tune_sum;  /* checksum of the rank's tuning model, 0: none */
     uint64_t        end;       /* the file's written end as this rank knows it (tune.h: past_end) */
     tagg_engine_mrow_t machine; /* last: gathered only at a file's first call */

@@ -15,6 +15,7 @@
  * pairs, never data. */
 #include "engine.h"
 #include "error.h"
+#include "fs_kind.h"
 #include "mpi_wait.h"
 
 #include <stdlib.h>
@@ -110,6 +111,20 @@ static int owner_of(const void *ctx, uint64_t off, int i)
     return f->store_ops->owner(f, off, i);
 }
 
+/* The ranks' common view of the file system from their rows: the kind when
+ * every rank sees the same (else 0, unknown), a serialising client when every
+ * rank's does. The same rows everywhere, so the same view. */
+static void agree_fs(tagg_file_t *f, tagg_engine_t *e)
+{
+    unsigned kind = e->rows[0].fs_kind & 0xffu, serial = TAGG_FS_SERIAL;
+    for (int r = 0; r < f->size; r++) {
+        if ((e->rows[r].fs_kind & 0xffu) != kind)
+            kind = 0;
+        serial &= e->rows[r].fs_kind;
+    }
+    e->fs_kind_agreed = (int)kind, e->fs_serial = serial != 0;
+}
+
 static void plan_input(tagg_file_t *f, tagg_engine_t *e, const tagg_req_desc_t *req, tagg_dir_t dir,
                        tagg_call_in_t *in)
 {
@@ -132,6 +147,7 @@ static void plan_input(tagg_file_t *f, tagg_engine_t *e, const tagg_req_desc_t *
     in->throttle = f->cfg.throttle;
     in->read     = dir == TAGG_READ;
     in->one_file = f->store_ops->stripe(f) == 0; /* the shared layout; subfiles stripe over several files */
+    in->serial_writes = e->fs_serial;
     in->mode     = (tagg_aggregate_t)f->cfg.aggregate;
     in->fs       = dir == TAGG_READ && e->fs_read.n ? &e->fs_read : &e->fs; /* reads cost what reads cost */
     /* stripes only some ranks may reach (node-local subfiles) */
@@ -160,6 +176,7 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, tagg_dir_
     c->my_dom = c->my_index = -1;
     for (int r = 0; r < P; r++)
         e->req[r] = e->rows[r].req;
+    agree_fs(f, e);
     plan_input(f, e, e->req, dir, &in);
     if (tagg_engine_tune(f, e, &in, dir) < 0) /* the same rows everywhere: every rank fails */
         return -1;

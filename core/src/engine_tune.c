@@ -4,6 +4,7 @@
  * rows, so that every rank makes the same choice without an agreement). */
 #include "engine.h"
 #include "error.h"
+#include "fs_kind.h"
 #include "record.h"
 
 #include <math.h>
@@ -108,11 +109,10 @@ __attribute__((destructor)) static void model_cache_free(void) /* exit, or the p
 
 int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e)
 {
-    int recording = f->cfg.record && *f->cfg.record, tuning = f->cfg.tuning && *f->cfg.tuning;
-    /* statfs only when a record or a model needs the kind: over FUSE it is a
-     * round trip to every brick, 0.3-10 ms at every open on the GlusterFS
-     * testbed (the same configuration on every rank: all ask or none) */
-    e->fs_kind = recording || tuning ? tagg_fs_kind(f->path) : 0;
+    int tuning = f->cfg.tuning && *f->cfg.tuning;
+    /* from the mount table, no round trip to a file server (fs_kind.h): the
+     * records' kind, and the call plan's serialising client */
+    e->fs_kind = (int)tagg_fs_view(f->path);
     if (!tuning)
         return 0;
     const char *path = f->cfg.tuning;
@@ -169,17 +169,12 @@ void tagg_engine_tune_close(tagg_engine_t *e)
 int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_dir_t dir)
 {
     /* every rank checks every row, so a difference fails every rank alike */
-    int fs_kind = (int)e->rows[0].fs_kind;
-    for (int r = 1; r < f->size; r++) {
+    for (int r = 1; r < f->size; r++)
         if (e->rows[r].tune_sum != e->rows[0].tune_sum) {
             TAGG_ERR(TAGG_E_CONFIG, "tuning: rank %d holds another model than rank 0 (tuning= must name the same "
                      "file, with the same content, on every rank)", r);
             return -1;
         }
-        if ((int)e->rows[r].fs_kind != fs_kind)
-            fs_kind = 0; /* the ranks see the file on different kinds of file system: unknown */
-    }
-    e->fs_kind_agreed = fs_kind;
     if (!e->tune)
         return 0;
     double x[TAGG_TV_COUNT_] = {0};

@@ -5,43 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-
-int tagg_fs_kind(const char *path)
-{
-    struct statfs s;
-    char          dir[4096];
-    if (statfs(path, &s) != 0) { /* not created yet: its directory */
-        snprintf(dir, sizeof dir, "%s", path);
-        char *slash = strrchr(dir, '/');
-        if (slash == dir)
-            slash[1] = '\0';
-        else if (slash)
-            *slash = '\0';
-        else
-            snprintf(dir, sizeof dir, ".");
-        if (statfs(dir, &s) != 0)
-            return 0;
-    }
-    switch ((unsigned long)s.f_type) {
-    case 0xEF53:     /* ext2/3/4 */
-    case 0x58465342: /* xfs */
-    case 0x9123683E: /* btrfs */
-        return 1;
-    case 0x01021994: /* tmpfs */
-        return 2;
-    case 0x6969:     /* nfs */
-    case 0x65735546: /* fuse (GlusterFS's client, ...) */
-    case 0xFF534D42: /* cifs */
-        return 3;
-    case 0x0BD00BD0: /* lustre */
-    case 0x47504653: /* gpfs */
-        return 4;
-    default:
-        return 0;
-    }
-}
 
 /* Opens the record file: created 0644 when absent, no symlink, regular files only. */
 static int record_open(const char *path, char *err, size_t errlen)

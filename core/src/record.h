@@ -6,11 +6,6 @@
 
 #include <stddef.h>
 
-/* The kind of file system holding path (statfs), the fs_kind of tagg/tune.h:
- * 0 other or unknown, 1 local disk (ext2/3/4, xfs, btrfs), 2 tmpfs, 3 network
- * or FUSE (NFS, FUSE: GlusterFS, ...), 4 parallel (Lustre, GPFS). */
-int tagg_fs_kind(const char *path);
-
 /* Appends len bytes (one whole line) to the record file through *fd, kept
  * open from the first record to the file's close (one write(2) a record, not
  * open + write + close: tens of microseconds on a small call's critical

@@ -252,14 +252,44 @@ done:
  * target tier's bandwidth. Below 1.05 x that, more writers add nothing, and
  * this returns the rate one writer of the node gets: what they got together
  * (they added nothing over one, so one gets no more either), at most the rate
- * measured alone. 0: more writers do add. */
+ * measured alone. 0: more writers do add.
+ * Without such a measurement, a client known to serialise a file's writes
+ * (in->serial_writes: FUSE) says the same: one writer at the target's rate. */
+static int measured_together(const tagg_call_in_t *in) {
+  return in->fs && in->fs->n > 0 && in->fs->ranks >= 2 && in->tiers && in->tiers->target >= 0;
+}
+
 static double lone_writer_rate(const tagg_call_in_t *in) {
   const tagg_fs_perf_t *fs = in->fs;
-  if (!fs || fs->n <= 0 || fs->ranks < 2 || !in->tiers || in->tiers->target < 0) return 0;
-  double together = (double)fs->ranks * fs->bandwidth[fs->n - 1];
+  if (!in->tiers || in->tiers->target < 0) return 0;
   double alone = in->tiers->tier[in->tiers->target].bandwidth;
+  if (!measured_together(in)) return in->serial_writes && alone > 0 ? alone : 0;
+  double together = (double)fs->ranks * fs->bandwidth[fs->n - 1];
   if (!(alone > 0 && together < 1.05 * alone)) return 0;
   return together < alone ? together : alone;
+}
+
+/* Direct access: rank r's runs as file-system requests, one after the other. */
+static double rank_direct_time(const tagg_call_in_t *in, const tagg_req_desc_t *q) {
+  uint64_t n = q->nruns ? q->nruns : 1;
+  return (double)n * tagg_fs_request_time(in->fs, in->tiers, q->bytes / n);
+}
+
+/* Direct writes into one file through a client that serialises them
+ * (serial_writes, no measurement of writers together): a node's ranks take
+ * turns, so a node takes the sum of its ranks' times. Estimated as the
+ * ranks' total spread evenly over the nodes (exact when the nodes carry
+ * equal shares; no allocation before the decision, so every rank decides),
+ * and never below the longest rank's own time. */
+static double serial_direct_time(const tagg_call_in_t *in, double worst_rank) {
+  int nn = tagg_topology_nnodes(in->topo);
+  double sum = 0;
+  for (int r = 0; r < in->nranks; r++) {
+    const tagg_req_desc_t *q = &in->req[r];
+    if (q->lo != UINT64_MAX && q->bytes) sum += rank_direct_time(in, q);
+  }
+  sum /= nn > 0 ? nn : 1;
+  return sum > worst_rank ? sum : worst_rank;
 }
 
 int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *err) {
@@ -283,7 +313,7 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
     overlap |= (q->flags & TAGG_REQ_OVERLAP) != 0, raw |= (q->flags & TAGG_REQ_RAW) != 0;
     /* direct: this rank's runs as file-system requests, one after the other */
     uint64_t n = q->nruns ? q->nruns : 1;
-    double t = (double)n * tagg_fs_request_time(in->fs, in->tiers, q->bytes / n);
+    double t = rank_direct_time(in, q);
     worst_runs = t > worst_runs ? t : worst_runs;
     /* aggregated: the same runs as one-sided transfers into the aggregation tier */
     double m = (double)n * src->latency + (double)q->bytes / src->bandwidth;
@@ -303,9 +333,11 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   /* One aggregator per node for writes into one file (the shared layout;
    * subfiles are several files) when the ranks of a node writing into
    * one file together get no more than one process alone (a client that
-   * serialises a file's writes, as FUSE does): a second aggregator then adds
-   * its exchange and the throttle's token, not bandwidth (GlusterFS testbed,
-   * 256 MiB of column blocks: 231 MiB/s with one aggregator, 214 with two). */
+   * serialises a file's writes, as FUSE does: measured by the calibration, or
+   * known from the file system's kind, in->serial_writes): a second
+   * aggregator then adds its exchange and the throttle's token, not bandwidth
+   * (GlusterFS testbed, 256 MiB of column blocks: 231 MiB/s with one
+   * aggregator, 214 with two; session 19: 229 against 162). */
   double lone = 0; /* > 0: one aggregator per node, which writes at this rate, not one share of it */
   if (!owned && !in->read && in->one_file && in->naggr <= 0 && in->per_node < 0 && in->topo && (lone = lone_writer_rate(in)) > 0) {
     int nn = tagg_topology_nnodes(in->topo);
@@ -328,9 +360,11 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   uint64_t req = c->round < c->dsize ? c->round : c->dsize;
   double sync = in->sync_cost > 0 ? in->sync_cost : 50e-6 * (1 + log2((double)P));
   double t_fs = in->tiers->tier[in->tiers->target].bandwidth > 0 ? (double)total / in->tiers->tier[in->tiers->target].bandwidth : 0;
+  if (!in->read && in->one_file && in->serial_writes && !measured_together(in) && in->topo)
+    worst_runs = serial_direct_time(in, worst_runs);
   c->cost_direct = worst_runs > t_fs ? worst_runs : t_fs;
   double per_req = tagg_fs_request_time(in->fs, in->tiers, req);
-  if (lone > 0) {
+  if (lone > 0 && measured_together(in)) {
     /* The request lines' rate is each of fs->ranks writers' share; the lone
      * writer gets the node's rate (lone_writer_rate): not one process's rate
      * measured apart, which the calibration takes differently (sequential, no

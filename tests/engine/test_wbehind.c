@@ -130,8 +130,9 @@ static int read_check(tagg_file_t *f, uint64_t off, uint64_t len, int coll, unsi
 static int random_mode(const char *cfgtext, const char *dir, uint64_t seed)
 {
     char path[4096], sum[4096], full[8192];
-    snprintf(path, sizeof path, "%s/wbehind-%d.bin", dir, nranks);
-    snprintf(sum, sizeof sum, "%s/wbehind-%d.sum", dir, nranks);
+    /* one file per test (the seed): the tests of one rank count may run at once */
+    snprintf(path, sizeof path, "%s/wbehind-%d-%llu.bin", dir, nranks, (unsigned long long)seed);
+    snprintf(sum, sizeof sum, "%s/wbehind-%d-%llu.sum", dir, nranks, (unsigned long long)seed);
     with_summary(full, sizeof full, cfgtext, sum);
     tagg_config_t cfg;
     tagg_file_t  *f = open_file(path, full, TAGG_OPEN_RDWR | TAGG_OPEN_CREAT | TAGG_OPEN_TRUNC, &cfg);

@@ -291,6 +291,75 @@ static void test_writers_per_node(void **state) {
   fx_free(&fx);
 }
 
+/* A client known to serialise a file's writes (serial_writes: FUSE), no
+ * calibration of writers together: one aggregator per node for writes into
+ * one file, and a node's direct writes cost the sum of its ranks'. */
+static void test_serial_writes(void **state) {
+  (void)state;
+  fx_t fx;
+  fx_init(&fx, 4, 2); /* 2 nodes of 2 ranks */
+  for (int r = 0; r < 4; r++) row(&fx, r, 2048 + (uint64_t)r * 16 * KiB, 512, 16 * KiB, 64 * KiB); /* 32 MiB of column blocks */
+  fx.in.one_file = 1;
+  tagg_call_plan_t p = plan_ok(&fx);
+  int base = p.ndom;
+  double direct = p.cost_direct;
+  assert_int_equal(p.action, TAGG_CALL_AGGREGATE);
+  assert_true(base > 2);
+  tagg_call_plan_free(&p);
+  fx.in.serial_writes = 1;
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_AGGREGATE);
+  assert_int_equal(p.ndom, 2);
+  assert_true(p.aggr[0] / 2 != p.aggr[1] / 2); /* one on each node */
+  /* direct: 2 ranks of equal shares take turns on each node: twice one rank's time */
+  if (fabs(p.cost_direct - 2 * direct) > 1e-9 * direct) fail_msg("direct %g s, one rank %g s", p.cost_direct, direct);
+  tagg_call_plan_free(&p);
+  /* reads, several files, a set count: as without */
+  fx.in.read = 1;
+  p = plan_ok(&fx);
+  assert_int_equal(p.ndom, base);
+  assert_true(fabs(p.cost_direct - direct) <= 1e-12 * direct);
+  tagg_call_plan_free(&p);
+  fx.in.read = 0, fx.in.one_file = 0;
+  p = plan_ok(&fx);
+  assert_int_equal(p.ndom, base);
+  tagg_call_plan_free(&p);
+  fx.in.one_file = 1, fx.in.naggr = 3;
+  p = plan_ok(&fx);
+  assert_int_equal(p.ndom, 3);
+  tagg_call_plan_free(&p);
+  fx.in.naggr = 0;
+  /* a calibration that measured writers together decides instead: they add */
+  tagg_fs_perf_t fs;
+  tagg_err_t err = {0};
+  fx.tiers.tier[fx.tiers.target].bandwidth = 260e6;
+  if (tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=0.4ms bandwidth=150MB/s ranks=2\n"
+                         "request 4M latency=1ns bandwidth=150MB/s ranks=2\n", "t", &fs, &err))
+    fail_msg("%s", err.msg);
+  fx.in.fs = &fs;
+  fx.in.mode = TAGG_AGGREGATE_ALWAYS;
+  p = plan_ok(&fx);
+  assert_int_equal(p.ndom, base);
+  tagg_call_plan_free(&p);
+  fx_free(&fx);
+  /* One node, 2 ranks, 128 MiB each in one run (contiguous blocks): serialised
+   * or not, direct (one aggregator would write the same bytes in 4 MiB
+   * requests after copying them); serialised, direct costs both ranks' time. */
+  fx_init(&fx, 2, 2);
+  for (int r = 0; r < 2; r++) row(&fx, r, 2048 + (uint64_t)r * 128 * MiB, 1, 128 * MiB, 128 * MiB);
+  fx.in.one_file = 1;
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  tagg_call_plan_free(&p);
+  fx.in.serial_writes = 1;
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  direct = tagg_fs_request_time(NULL, &fx.tiers, 128 * MiB); /* one rank's run; the two take turns */
+  if (fabs(p.cost_direct - 2 * direct) > 1e-9 * direct) fail_msg("direct %g s, one rank %g s", p.cost_direct, direct);
+  tagg_call_plan_free(&p);
+  fx_free(&fx);
+}
+
 static void test_partition(void **state) {
   (void)state;
   uint64_t dsize;
@@ -532,7 +601,8 @@ static void test_memory_64k(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decision_basics), cmocka_unit_test(test_decision_by_cost),
-      cmocka_unit_test(test_fs_request_time), cmocka_unit_test(test_writers_per_node), cmocka_unit_test(test_partition),
+      cmocka_unit_test(test_fs_request_time), cmocka_unit_test(test_writers_per_node), cmocka_unit_test(test_serial_writes),
+      cmocka_unit_test(test_partition),
       cmocka_unit_test(test_election),        cmocka_unit_test(test_owner_constraint),
       cmocka_unit_test(test_same_shape),      cmocka_unit_test(test_coverage),
       cmocka_unit_test(test_two_level),       cmocka_unit_test(test_memory_64k),

@@ -97,6 +97,10 @@ typedef struct tagg_call_in {
   int per_node, throttle;          /* -1: the model's rule, 0: no limit */
   int read;                        /* the call reads: the throttle rule limits writes only */
   int one_file;                    /* every aggregator writes the same file (shared layout; not subfiles) */
+  int serial_writes;               /* the file system's client serialises the writes of a node into one
+                                      file (Linux FUSE takes the file's lock for each write): without a
+                                      calibration of writers together (fs->ranks >= 2), a node's direct
+                                      writes take turns and one aggregator per node gets what several would */
   tagg_aggregate_t mode;
   const tagg_fs_perf_t *fs;        /* NULL: the tiers' target */
   double sync_cost;                /* seconds per synchronisation (0: 20 x the MPI latency) */

@@ -1,0 +1,188 @@
+/* The file system under a path from the mount table (fs_kind.h). */
+#define _GNU_SOURCE /* realpath */
+#include "fs_kind.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+int tagg_fs_kind_of_type(const char *type, int *serial)
+{
+    static const struct {
+        const char *name;
+        int         kind;
+    } kinds[] = {
+        {"ext2", TAGG_FS_LOCAL},     {"ext3", TAGG_FS_LOCAL},   {"ext4", TAGG_FS_LOCAL},     {"xfs", TAGG_FS_LOCAL},
+        {"btrfs", TAGG_FS_LOCAL},    {"tmpfs", TAGG_FS_TMPFS},  {"nfs", TAGG_FS_NETWORK},    {"nfs4", TAGG_FS_NETWORK},
+        {"cifs", TAGG_FS_NETWORK},   {"smb3", TAGG_FS_NETWORK}, {"lustre", TAGG_FS_PARALLEL}, {"gpfs", TAGG_FS_PARALLEL},
+    };
+    int fuse = !strcmp(type, "fuse") || !strcmp(type, "fuseblk") || !strncmp(type, "fuse.", 5);
+    if (serial)
+        *serial = fuse;
+    if (fuse)
+        return TAGG_FS_NETWORK;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(type, kinds[i].name))
+            return kinds[i].kind;
+    return TAGG_FS_OTHER;
+}
+
+/* One space-separated field of line [p, e) starting at p: its bounds. */
+static const char *field(const char *p, const char *e, const char **end)
+{
+    while (p < e && *p == ' ')
+        p++;
+    const char *q = p;
+    while (q < e && *q != ' ')
+        q++;
+    *end = q;
+    return p;
+}
+
+/* A mountinfo mount point, its octal escapes (\040 space, \011, \012, \134)
+ * undone, into out; -1 when it does not fit. */
+static int unescape(const char *p, const char *e, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; p < e; p++) {
+        char c = *p;
+        if (c == '\\' && e - p >= 4 && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
+            p[3] <= '7') {
+            c = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+            p += 3;
+        }
+        if (k + 1 >= n)
+            return -1;
+        out[k++] = c;
+    }
+    out[k] = '\0';
+    return 0;
+}
+
+/* Is mount point m a prefix of abs that ends at a '/' boundary? Its length. */
+static size_t covers(const char *m, const char *abs)
+{
+    size_t l = strlen(m);
+    if (l == 1 && m[0] == '/')
+        return abs[0] == '/' ? 1 : 0;
+    return strncmp(m, abs, l) == 0 && (abs[l] == '/' || abs[l] == '\0') ? l : 0;
+}
+
+int tagg_mount_type(const char *mountinfo, size_t len, const char *abs, char *type, size_t typelen)
+{
+    const char *p = mountinfo, *end = mountinfo + len;
+    size_t      best = 0;
+    int         found = -1;
+    char        mnt[PATH_MAX];
+    while (p < end) {
+        const char *e = memchr(p, '\n', (size_t)(end - p)), *fe, *f;
+        if (!e)
+            e = end;
+        f = p;
+        for (int i = 0; i < 4 && f < e; i++) /* id, parent, major:minor, root */
+            field(f, e, &f);
+        const char *m = field(f, e, &fe);
+        const char *sep = NULL;
+        for (const char *s = fe; s + 3 <= e; s++) /* the optional fields end at " - " */
+            if (s[0] == ' ' && s[1] == '-' && s[2] == ' ') {
+                sep = s + 3;
+                break;
+            }
+        size_t l;
+        if (m < fe && sep && unescape(m, fe, mnt, sizeof mnt) == 0 && (l = covers(mnt, abs)) > 0 && l >= best) {
+            const char *te, *t = field(sep, e, &te);
+            size_t      tl = (size_t)(te - t) < typelen ? (size_t)(te - t) : 0; /* too long: no known type */
+            memcpy(type, t, tl);
+            type[tl] = '\0';
+            best = l, found = 0;
+        }
+        p = e + 1;
+    }
+    return found;
+}
+
+/* The whole mount table, or NULL (procfs files report size 0: read to EOF). */
+static char *read_mountinfo(size_t *len)
+{
+    int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 16384, n = 0;
+    char  *buf = malloc(cap);
+    for (ssize_t got; buf;) {
+        if (n == cap) {
+            char *t = cap < (64u << 20) ? realloc(buf, 2 * cap) : NULL;
+            if (!t) {
+                free(buf), buf = NULL;
+                break;
+            }
+            buf = t, cap *= 2;
+        }
+        got = read(fd, buf + n, cap - n);
+        if (got < 0) {
+            free(buf), buf = NULL;
+        }
+        else if (got == 0)
+            break;
+        else
+            n += (size_t)got;
+    }
+    close(fd);
+    *len = n;
+    return buf;
+}
+
+static unsigned by_statfs(const char *path)
+{
+    struct statfs s;
+    if (statfs(path, &s) != 0)
+        return TAGG_FS_OTHER;
+    switch ((unsigned long)s.f_type) {
+    case 0xEF53:     /* ext2/3/4 */
+    case 0x58465342: /* xfs */
+    case 0x9123683E: /* btrfs */
+        return TAGG_FS_LOCAL;
+    case 0x01021994: /* tmpfs */
+        return TAGG_FS_TMPFS;
+    case 0x65735546: /* fuse */
+        return TAGG_FS_NETWORK | TAGG_FS_SERIAL;
+    case 0x6969:     /* nfs */
+    case 0xFF534D42: /* cifs */
+        return TAGG_FS_NETWORK;
+    case 0x0BD00BD0: /* lustre */
+    case 0x47504653: /* gpfs */
+        return TAGG_FS_PARALLEL;
+    default:
+        return TAGG_FS_OTHER;
+    }
+}
+
+unsigned tagg_fs_view(const char *path)
+{
+    char   dir[PATH_MAX], abs[PATH_MAX], type[64];
+    size_t len = 0;
+    /* the file itself when it exists (it may be a link to another mount), else its directory */
+    if (!realpath(path, abs)) {
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash == dir)
+            slash[1] = '\0';
+        else if (slash)
+            *slash = '\0';
+        else
+            snprintf(dir, sizeof dir, ".");
+        if (!realpath(dir, abs))
+            return TAGG_FS_OTHER;
+    }
+    char *text = read_mountinfo(&len);
+    int   rc   = text ? tagg_mount_type(text, len, abs, type, sizeof type) : -1;
+    free(text);
+    if (rc < 0)
+        return by_statfs(abs);
+    int serial = 0, kind = tagg_fs_kind_of_type(type, &serial);
+    return (unsigned)kind | (serial ? TAGG_FS_SERIAL : 0u);
+}

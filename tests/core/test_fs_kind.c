@@ -1,0 +1,133 @@
+/* The file system under a path from the mount table (core/src/fs_kind.c):
+ * the longest mount point at a '/' boundary, escaped mount points, optional
+ * fields, malformed lines; the kinds of type names (FUSE serialises); and the
+ * view of real paths on this machine against statfs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
+
+#include "fs_kind.h"
+
+static const char table[] =
+    "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+    "23 22 0:21 / /proc rw,nosuid - proc proc rw\n"
+    "30 22 0:30 / /mnt/gl rw,relatime shared:7 master:2 - fuse.glusterfs vm:/tagg rw,user_id=0\n"
+    "31 22 0:31 / /mnt/glx rw - nfs4 srv:/x rw\n"
+    "32 22 0:32 / /scratch/my\\040data rw - lustre 10.0.0.1@o2ib:/fs rw\n"
+    "33 22 0:33 / /dev/shm rw - tmpfs tmpfs rw\n"
+    "34 33 0:34 / /dev/shm/sub rw - xfs /dev/sdb rw\n"
+    "garbage line without fields\n"
+    "35 22 0:35 / /broken rw no-separator-here ext4\n"
+    "36 22 0:36 / /mnt/gl/inner rw - fuseblk /dev/sdc rw"; /* last line without a newline */
+
+static const char *type_of(const char *abs)
+{
+    static char t[64];
+    return tagg_mount_type(table, sizeof table - 1, abs, t, sizeof t) == 0 ? t : "(none)";
+}
+
+static void test_mount_table(void **s)
+{
+    (void)s;
+    assert_string_equal(type_of("/"), "ext4");
+    assert_string_equal(type_of("/home/u/x.h5"), "ext4");
+    assert_string_equal(type_of("/mnt/gl"), "fuse.glusterfs");
+    assert_string_equal(type_of("/mnt/gl/run/x.h5"), "fuse.glusterfs");
+    assert_string_equal(type_of("/mnt/glx/x.h5"), "nfs4");     /* not /mnt/gl: a '/' boundary */
+    assert_string_equal(type_of("/mnt/glue/x.h5"), "ext4");
+    assert_string_equal(type_of("/scratch/my data/x"), "lustre"); /* \040 is a space */
+    assert_string_equal(type_of("/scratch/my\\040data/x"), "ext4");
+    assert_string_equal(type_of("/dev/shm/sub/a"), "xfs");     /* the longest mount point */
+    assert_string_equal(type_of("/dev/shm/subx"), "tmpfs");
+    assert_string_equal(type_of("/broken/x"), "ext4");         /* a line without " - " is skipped */
+    assert_string_equal(type_of("/mnt/gl/inner/x"), "fuseblk");
+    char t[5];
+    assert_int_equal(tagg_mount_type(table, sizeof table - 1, "/mnt/gl/x", t, sizeof t), 0); /* too long: unknown */
+    assert_string_equal(t, "");
+    assert_int_equal(tagg_mount_type(table, sizeof table - 1, "/x", t, sizeof t), 0); /* "ext4" fits */
+    assert_string_equal(t, "ext4");
+    assert_int_equal(tagg_mount_type("", 0, "/x", t, sizeof t), -1);
+    assert_int_equal(tagg_mount_type("1 2 3\n", 6, "/x", t, sizeof t), -1);
+    /* a later mount over the same point hides the earlier one */
+    static const char over[] = "1 0 0:1 / /a rw - ext4 d rw\n2 1 0:2 / /a rw - tmpfs t rw\n";
+    char t2[64];
+    assert_int_equal(tagg_mount_type(over, sizeof over - 1, "/a/b", t2, sizeof t2), 0);
+    assert_string_equal(t2, "tmpfs");
+}
+
+static void test_kinds(void **s)
+{
+    (void)s;
+    int serial = -1;
+    assert_int_equal(tagg_fs_kind_of_type("fuse.glusterfs", &serial), TAGG_FS_NETWORK);
+    assert_int_equal(serial, 1);
+    assert_int_equal(tagg_fs_kind_of_type("fuse", &serial), TAGG_FS_NETWORK);
+    assert_int_equal(serial, 1);
+    assert_int_equal(tagg_fs_kind_of_type("fuseblk", &serial), TAGG_FS_NETWORK);
+    assert_int_equal(serial, 1);
+    assert_int_equal(tagg_fs_kind_of_type("nfs4", &serial), TAGG_FS_NETWORK);
+    assert_int_equal(serial, 0);
+    assert_int_equal(tagg_fs_kind_of_type("fusectl", &serial), TAGG_FS_OTHER); /* not a FUSE file system */
+    assert_int_equal(serial, 0);
+    assert_int_equal(tagg_fs_kind_of_type("ext4", NULL), TAGG_FS_LOCAL);
+    assert_int_equal(tagg_fs_kind_of_type("xfs", NULL), TAGG_FS_LOCAL);
+    assert_int_equal(tagg_fs_kind_of_type("tmpfs", NULL), TAGG_FS_TMPFS);
+    assert_int_equal(tagg_fs_kind_of_type("lustre", NULL), TAGG_FS_PARALLEL);
+    assert_int_equal(tagg_fs_kind_of_type("gpfs", NULL), TAGG_FS_PARALLEL);
+    assert_int_equal(tagg_fs_kind_of_type("overlay", NULL), TAGG_FS_OTHER);
+}
+
+/* The kind statfs gives for a path (the same categories), for comparison. */
+static int statfs_kind(const char *path, int *serial)
+{
+    struct statfs st;
+    *serial = 0;
+    if (statfs(path, &st) != 0)
+        return -1;
+    switch ((unsigned long)st.f_type) {
+    case 0xEF53: case 0x58465342: case 0x9123683E: return TAGG_FS_LOCAL;
+    case 0x01021994: return TAGG_FS_TMPFS;
+    case 0x65735546: *serial = 1; return TAGG_FS_NETWORK;
+    case 0x6969: case 0xFF534D42: return TAGG_FS_NETWORK;
+    default: return -2; /* kinds this test does not compare */
+    }
+}
+
+/* On this machine: the view of existing directories, of a file not yet
+ * created (its directory), and of a relative path, agree with statfs. */
+static void test_view_here(void **s)
+{
+    (void)s;
+    const char *dirs[] = {"/dev/shm", "/tmp", "/var/tmp", "/mnt/tagg-gluster", "."};
+    int         compared = 0;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        int serial, k = statfs_kind(dirs[i], &serial);
+        if (k < 0)
+            continue; /* absent here, or a kind outside the table */
+        char     file[4200];
+        unsigned v = tagg_fs_view(dirs[i]);
+        snprintf(file, sizeof file, "%s/tagg-fs-kind-not-there-%d.h5", dirs[i], (int)i);
+        unsigned w = tagg_fs_view(file);
+        if ((int)(v & 0xffu) != k || !!(v & TAGG_FS_SERIAL) != serial || v != w)
+            fail_msg("%s: view %#x (file %#x), statfs kind %d serial %d", dirs[i], v, w, k, serial);
+        compared++;
+    }
+    assert_true(compared >= 1);
+    assert_int_equal(tagg_fs_view("/no/such/directory/x.h5"), TAGG_FS_OTHER);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mount_table),
+        cmocka_unit_test(test_kinds),
+        cmocka_unit_test(test_view_here),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

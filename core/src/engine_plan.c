@@ -146,7 +146,7 @@ static void plan_input(tagg_file_t *f, tagg_engine_t *e, const tagg_req_desc_t *
     in->per_node = f->cfg.aggr_per_node;
     in->throttle = f->cfg.throttle;
     in->read     = dir == TAGG_READ;
-    in->one_file = f->store_ops->stripe(f) == 0; /* the shared layout; subfiles stripe over several files */
+    in->one_file = !f->store_ops->files || f->store_ops->files(f) == 1; /* shared, or one subfile */
     in->serial_writes = e->fs_serial;
     in->mode     = (tagg_aggregate_t)f->cfg.aggregate;
     in->fs       = dir == TAGG_READ && e->fs_read.n ? &e->fs_read : &e->fs; /* reads cost what reads cost */

@@ -153,6 +153,9 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
     if (f->store_ops == stores[TAGG_LAYOUT_SUBFILES] && (f->flags & TAGG_OPEN_RDWR))
         snprintf(sf, sizeof sf, " sf_composed=%llu sf_reread=%llu", (unsigned long long)t->sf_composed,
                  (unsigned long long)t->sf_reread);
+    else if (f->store_ops == stores[TAGG_LAYOUT_SUBFILES])
+        snprintf(sf, sizeof sf, " sf_verified=%llu sf_from_copy=%llu", (unsigned long long)t->sf_verified,
+                 (unsigned long long)t->sf_from_copy);
     char wb[256] = "";
     if (f->cfg.write_behind > 0 && (f->flags & TAGG_OPEN_RDWR) && !f->cfg.async)
         snprintf(wb, sizeof wb,

@@ -37,6 +37,10 @@ typedef struct tagg_store_ops {
     /* The unit (bytes) the layout stores contiguously and that file domains
      * should be aligned to; 0 when any alignment will do. */
     uint64_t (*stripe)(const tagg_file_t *f);
+    /* Optional (NULL: one): how many files the raw data is spread over; one
+     * means every aggregator writes the same file (a client that serialises
+     * a file's writes then serialises them all: tagg_call_in.one_file). */
+    uint32_t (*files)(const tagg_file_t *f);
     /* Optional (NULL, or returns -1 for i = 0: any rank may access any byte).
      * For layouts whose stripes only some ranks can reach (node-local
      * subfiles): the i-th rank (ascending) allowed to access the stripe holding

@@ -778,6 +778,7 @@ static int sub_del(const char *path, MPI_Comm comm, MPI_Info info, const tagg_co
 }
 
 static uint64_t sub_stripe(const tagg_file_t *f) { return sub_of(f)->ix.stripe; }
+static uint32_t sub_files(const tagg_file_t *f) { return sub_of(f)->ix.count; }
 
 const tagg_store_ops_t tagg_store_subfiles = {
     .name     = "subfiles",
@@ -790,6 +791,7 @@ const tagg_store_ops_t tagg_store_subfiles = {
     .sync     = sub_sync,
     .del      = sub_del,
     .stripe   = sub_stripe,
+    .files    = sub_files,
     .owner    = tagg_sub_owner,
     .owner_window = tagg_sub_owner_window,
 };

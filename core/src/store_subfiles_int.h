@@ -48,6 +48,7 @@ typedef struct {
     notes_t         written; /* writers: stripes this rank wrote (FULL with crc, or DIRTY) */
     notes_t         checked; /* readers: stripes (legacy formats: subfiles) this rank verified */
     char           *vbuf;    /* one stripe, for verification */
+    uint64_t        vkey;    /* verify: vbuf holds the verified stripe of key vkey - 1 (0: none) */
     uint64_t        cut;     /* smallest size set in this open (UINT64_MAX: none) */
     pthread_mutex_t mu;      /* the notes (async workers write too) */
     int             held;    /* rank 0 of a writer: the index is in held[] */

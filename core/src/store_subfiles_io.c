@@ -70,6 +70,7 @@ static int verify_whole(tagg_file_t *f, int fd, uint32_t k, const char *name)
     struct stat            st;
     if (!tagg_sub_vbuf(s))
         return -1;
+    s->vkey = 0; /* vbuf is scratch here */
     if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != e->size) {
         TAGG_ERR(TAGG_E_IO, "SIZE MISMATCH: '%s' has %llu bytes, the index records %llu (see tagg-fuse --check)", name,
                  (unsigned long long)st.st_size, (unsigned long long)e->size);
@@ -169,11 +170,16 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
                 return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
         }
     }
-    else if (s->verify && !tagg_notes_get(&s->checked, 2 * j + (uint64_t)sp)) {
-        if (!tagg_sub_vbuf(s))
-            return -1;
-        uint64_t slen = tagg_sf_stripe_len(s->ix.logical_size, S, j), base = sp ? j * S : local - local % S, got;
-        if (slen) {
+    else if (s->verify && (s->vkey == 2 * j + (uint64_t)sp + 1 || !tagg_notes_get(&s->checked, 2 * j + (uint64_t)sp))) {
+        /* the first read of the stripe reads it whole and checks it; the
+         * verified copy then serves this rank's reads of it until another
+         * stripe is checked (HDF5 reads a compound's records once per member) */
+        uint64_t key = 2 * j + (uint64_t)sp, slen = tagg_sf_stripe_len(s->ix.logical_size, S, j);
+        uint64_t base = sp ? j * S : local - local % S, got;
+        if (slen && s->vkey != key + 1) {
+            if (!tagg_sub_vbuf(s))
+                return -1;
+            s->vkey = 0;
             if (tagg_sf_pread_upto(fd, s->vbuf, (size_t)slen, base, limit) < 0) {
                 TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
                 return -1;
@@ -196,8 +202,14 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
                          (unsigned long long)(r ? r->crc : got));
                 return -1;
             }
-            if (tagg_notes_put(&s->checked, 2 * j + (uint64_t)sp, NOTE_VERIFIED, 0) < 0)
+            if (tagg_notes_put(&s->checked, key, NOTE_VERIFIED, 0) < 0)
                 return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
+            s->vkey = key + 1;
+            f->stats.sf_verified++;
+        }
+        else if (slen)
+            f->stats.sf_from_copy++;
+        if (slen) {
             uint64_t in = local - base; /* the piece from the verified copy */
             if (in < slen)
                 memcpy(buf, s->vbuf + in, (size_t)(n < slen - in ? n : slen - in));

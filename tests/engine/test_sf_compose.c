@@ -9,7 +9,10 @@
  *   - a read-only open (which verifies every stripe it reads against the
  *     index) reads the whole file back equal to the image;
  *   - after one byte of a subfile is flipped, that read fails (the composed
- *     checksums describe the bytes, they are not merely accepted).
+ *     checksums describe the bytes, they are not merely accepted);
+ *   - (apart) a read-only open read in small pieces checks each stripe once
+ *     per rank and serves the stripe's other reads from the verified copy,
+ *     which a later change of the subfile does not reach.
  *
  *   test_sf_compose DIR
  * Cases (S = 4 KiB stripes, 2 subfiles, at least 2 ranks):
@@ -107,6 +110,63 @@ static int read_all(const char *path, const char *cfgtext, int *equal)
     return rc;
 }
 
+/* Reads stripe j's bytes [a, a+n) (independent, one rank) from an open file. 1 equal to the image, 0 not, -1 failed. */
+static int read_piece(tagg_file_t *f, uint64_t off, uint64_t n)
+{
+    unsigned char *got = calloc(1, (size_t)n);
+    tagg_extents_t x;
+    tagg_extents_init(&x);
+    tagg_extents_push(&x, off, n, got);
+    int rc = tagg_io_read(f, &x, TAGG_RAW, false);
+    int eq = rc == 0 && memcmp(got, image + off, (size_t)n) == 0;
+    H5Eclear2(H5E_DEFAULT);
+    tagg_extents_free(&x);
+    free(got);
+    return rc < 0 ? -1 : eq;
+}
+
+static void flip(const char *path, int k, uint64_t at);
+
+/* A read-only open read in small pieces, each stripe's in order, each piece
+ * twice: every rank checks each stripe once (sf_verified = ranks x stripes)
+ * and serves the stripe's other reads from its verified copy (sf_from_copy);
+ * a byte changed in the subfile after the stripe was checked is not seen by
+ * the reads the copy serves (they return verified bytes only). */
+static void pieces_case(const char *dir, const char *path)
+{
+    char     sum[1100], cfgtext[1400], what[300];
+    uint64_t nst = image_size / S + (image_size % S != 0), piece = S / 8, reads = 0;
+    int      bad = 0;
+    snprintf(sum, sizeof sum, "%s/sf_compose_pieces.summary", dir);
+    with_summary(cfgtext, sizeof cfgtext, "layout=subfiles", sum);
+    tagg_config_t cfg;
+    tagg_file_t  *f = open_file(path, cfgtext, 0, &cfg);
+    for (uint64_t j = 0; j < nst; j++) {
+        uint64_t end = (j + 1) * S < image_size ? (j + 1) * S : image_size;
+        for (uint64_t o = j * S; o < end; o += piece) {
+            uint64_t n = end - o < piece ? end - o : piece;
+            for (int twice = 0; twice < 2; twice++, reads++)
+                bad |= read_piece(f, o, n) != 1;
+            if (j == 3 && o == j * S) { /* stripe 3 checked and held: change a byte of it further on */
+                MPI_Barrier(MPI_COMM_WORLD);
+                flip(path, 1, S + S / 2 + 5);
+            }
+        }
+    }
+    int rc = tagg_file_close(f);
+    tagg_config_clear(&cfg);
+    flip(path, 1, S + S / 2 + 5);
+    snprintf(what, sizeof what, "pieces: every piece read equals the image, the byte changed after its stripe was checked included");
+    check(!bad && rc == 0, what);
+    long v[2] = {-1, -1};
+    if (rank == 0)
+        v[0] = summary_field(sum, "sf_verified="), v[1] = summary_field(sum, "sf_from_copy="), unlink(sum);
+    MPI_Bcast(v, 2, MPI_LONG, 0, MPI_COMM_WORLD);
+    snprintf(what, sizeof what, "pieces: sf_verified=%ld sf_from_copy=%ld (want %llu and %llu)", v[0], v[1],
+             (unsigned long long)(nst * (uint64_t)nranks), (unsigned long long)((reads - nst) * (uint64_t)nranks));
+    check(v[0] == (long)(nst * (uint64_t)nranks) && v[1] == (long)((reads - nst) * (uint64_t)nranks), what);
+}
+
 /* Flips one byte of subfile k at local offset at (rank 0), back when undo. */
 static void flip(const char *path, int k, uint64_t at)
 {
@@ -180,6 +240,8 @@ static void one_case(const char *dir, const char *name, int blocks, int overlap,
     snprintf(what, sizeof what, "%s: a verifying read-only open reads back the image byte for byte (%llu bytes)", name,
              (unsigned long long)image_size);
     check(rc == 0 && equal, what);
+    if (!strcmp(name, "apart"))
+        pieces_case(dir, path);
     /* stripe 3 lives in subfile 1 at local offset S (3 / 2 = 1): one flipped byte must fail the read */
     flip(path, 1, S + 17);
     rc = read_all(path, "layout=subfiles", &equal);

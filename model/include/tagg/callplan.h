@@ -96,7 +96,7 @@ typedef struct tagg_call_in {
   int naggr;                       /* forced aggregator count (0: the model's) */
   int per_node, throttle;          /* -1: the model's rule, 0: no limit */
   int read;                        /* the call reads: the throttle rule limits writes only */
-  int one_file;                    /* every aggregator writes the same file (shared layout; not subfiles) */
+  int one_file;                    /* every aggregator writes the same file (shared layout, or one subfile) */
   int serial_writes;               /* the file system's client serialises the writes of a node into one
                                       file (Linux FUSE takes the file's lock for each write): without a
                                       calibration of writers together (fs->ranks >= 2), a node's direct

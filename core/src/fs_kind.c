@@ -165,19 +165,21 @@ unsigned tagg_fs_view(const char *path)
 {
     char   dir[PATH_MAX], abs[PATH_MAX], type[64];
     size_t len = 0;
-    /* the file itself when it exists (it may be a link to another mount), else its directory */
-    if (!realpath(path, abs)) {
-        snprintf(dir, sizeof dir, "%s", path);
-        char *slash = strrchr(dir, '/');
-        if (slash == dir)
-            slash[1] = '\0';
-        else if (slash)
-            *slash = '\0';
-        else
-            snprintf(dir, sizeof dir, ".");
-        if (!realpath(dir, abs))
-            return TAGG_FS_OTHER;
-    }
+    /* the directory: its components are looked up already (a look at the
+     * file itself, which is often not there yet, would be a round trip to the
+     * file server each time: a negative lookup is not cached over FUSE without
+     * a client cache). A file that is a link into another mount is seen by
+     * its directory's kind. */
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (!realpath(dir, abs))
+        return TAGG_FS_OTHER;
     char *text = read_mountinfo(&len);
     int   rc   = text ? tagg_mount_type(text, len, abs, type, sizeof type) : -1;
     free(text);

@@ -29,10 +29,10 @@ int tagg_fs_kind_of_type(const char *type, int *serial);
  * type filled ("" when it does not fit typelen), or -1 (no line matched). */
 int tagg_mount_type(const char *mountinfo, size_t len, const char *abs, char *type, size_t typelen);
 
-/* The kind of the file system holding path (the file, or its directory when
- * the file does not exist yet), in the low byte, | TAGG_FS_SERIAL when its
- * client serialises writes. Local: no message passing, no file-server round
- * trip (realpath of the directory, the mount table). */
+/* The kind of the file system holding path's directory, in the low byte,
+ * | TAGG_FS_SERIAL when its client serialises writes. Local: no message
+ * passing, no lookup of the file itself (realpath of the directory, the
+ * mount table). */
 unsigned tagg_fs_view(const char *path);
 
 #endif

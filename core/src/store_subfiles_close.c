@@ -390,7 +390,9 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
         s->ix.version      = TAGG_SF_VERSION_3;
         if (rc < 0)
             snprintf(err, sizeof err, "out of memory");
-        else if (tagg_sf_index_write(f->path, &s->ix, f->cfg.fsync, err, sizeof err) < 0)
+        else if ((s->held ? tagg_sf_index_finish(f->path, &s->ix, f->cfg.fsync, (unsigned long long)s->hdev,
+                                                 (unsigned long long)s->hino, NULL, err, sizeof err)
+                          : tagg_sf_index_write(f->path, &s->ix, f->cfg.fsync, err, sizeof err)) < 0)
             rc = -1;
         else if (want_final && tagg_sf_index_format(&s->ix, &text, &tlen) < 0)
             snprintf(err, sizeof err, "out of memory"), rc = -1;

@@ -854,6 +854,42 @@ int tagg_sf_index_write(const char *path, const tagg_sf_index_t *idx, int sync, 
     return tagg_sf_index_write_mode(path, idx, sync, 0, err, errlen);
 }
 
+int tagg_sf_index_finish(const char *path, const tagg_sf_index_t *idx, int sync, unsigned long long dev,
+                         unsigned long long ino, int *inplace, char *err, size_t errlen)
+{
+    char       *text = NULL;
+    size_t      len  = 0;
+    struct stat st;
+    if (inplace)
+        *inplace = 0;
+    if (tagg_sf_index_format(idx, &text, &len) < 0) {
+        tagg_errmsg(err, errlen, "out of memory");
+        return -1;
+    }
+    int fd = len <= TAGG_SF_INPLACE_MAX ? open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_dev != dev ||
+                    (unsigned long long)st.st_ino != ino)) {
+        close(fd); /* not the index this writer made: replace whatever is there */
+        fd = -1;
+    }
+    if (fd < 0) {
+        free(text);
+        return tagg_sf_index_write(path, idx, sync, err, errlen);
+    }
+    ssize_t put = pwrite(fd, text, len, 0);
+    int     rc  = (size_t)put == len && ((uint64_t)st.st_size <= len || ftruncate(fd, (off_t)len) == 0) ? 0 : -1;
+    if (rc < 0)
+        tagg_errmsg(err, errlen, "writing the index '%s': %s", path, put >= 0 && (size_t)put != len ? "short write" : strerror(errno));
+    if ((rc == 0 && sync && fsync(fd) < 0) || (close(fd) < 0 && rc == 0)) {
+        tagg_errmsg(err, errlen, "writing the index '%s': %s", path, strerror(errno));
+        rc = -1;
+    }
+    free(text);
+    if (rc == 0 && inplace)
+        *inplace = 1;
+    return rc;
+}
+
 int tagg_sf_probe(const char *path, char *err, size_t errlen)
 {
     return tagg_sf_probe_text(path, NULL, NULL, err, errlen);

@@ -281,6 +281,105 @@ static void test_round_trip(void **state)
     tagg_sf_index_free(&ix);
 }
 
+/* The close's final index over the writer's own "state open" one: in place
+ * (same inode, a longer old text cut, no temporary) when small and still
+ * that file; replaced atomically when the path is another file now, a link,
+ * or the text is larger than TAGG_SF_INPLACE_MAX. */
+static void test_index_finish(void **state)
+{
+    (void)state;
+    tagg_sf_index_t ix, back;
+    char            err[512], dir[] = "/tmp/tagg-sffin-XXXXXX", path[96], tmp[128], target[96];
+    struct stat     st, st2;
+    int             inplace = -1;
+    make_index(&ix);
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/my file.h5", dir); /* the name make_index's subfile names derive from */
+    snprintf(tmp, sizeof tmp, "%s.tagg-tmp", path);
+    snprintf(target, sizeof target, "%s/target", dir);
+    /* the open index, made longer than the final by many stripe records */
+    tagg_sf_index_t big;
+    make_index(&big);
+    big.closed = 0;
+    free(big.st);
+    big.nst = 40;
+    big.st  = calloc(big.nst, sizeof *big.st);
+    for (uint64_t i = 0; i < big.nst; i++)
+        big.st[i].j = i, big.st[i].crc = 1000 + i;
+    if (tagg_sf_index_write_mode(path, &big, 0, 1, err, sizeof err) < 0)
+        fail_msg("open index: %s", err);
+    assert_int_equal(stat(path, &st), 0);
+    if (tagg_sf_index_finish(path, &ix, 1, st.st_dev, st.st_ino, &inplace, err, sizeof err) < 0)
+        fail_msg("finish: %s", err);
+    assert_int_equal(inplace, 1);
+    assert_int_equal(stat(path, &st2), 0);
+    assert_true(st2.st_ino == st.st_ino);
+    assert_true(st2.st_size < st.st_size); /* the rest of the longer text cut */
+    assert_int_equal(access(tmp, F_OK), -1);
+    if (tagg_sf_index_read(path, &back, err, sizeof err) < 0)
+        fail_msg("read: %s", err);
+    assert_same(&ix, &back);
+    tagg_sf_index_free(&back);
+    /* another file at the path now (same name, another inode: made while
+     * ours still exists, then renamed over it): replaced, not written into */
+    char other[128];
+    snprintf(other, sizeof other, "%s/other", dir);
+    FILE *fp = fopen(other, "w");
+    fputs("someone else's", fp);
+    fclose(fp);
+    assert_int_equal(rename(other, path), 0);
+    if (tagg_sf_index_finish(path, &ix, 0, st.st_dev, st.st_ino, &inplace, err, sizeof err) < 0)
+        fail_msg("finish over another file: %s", err);
+    assert_int_equal(inplace, 0);
+    if (tagg_sf_index_read(path, &back, err, sizeof err) < 0)
+        fail_msg("read: %s", err);
+    assert_same(&ix, &back);
+    tagg_sf_index_free(&back);
+    /* a link planted at the path: never followed, its target untouched */
+    assert_int_equal(stat(path, &st), 0);
+    unlink(path);
+    fp = fopen(target, "w");
+    fputs("precious", fp);
+    fclose(fp);
+    assert_int_equal(symlink(target, path), 0);
+    assert_int_equal(stat(target, &st2), 0);
+    if (tagg_sf_index_finish(path, &ix, 0, st2.st_dev, st2.st_ino, &inplace, err, sizeof err) < 0)
+        fail_msg("finish over a link: %s", err);
+    assert_int_equal(inplace, 0);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(stat(target, &st), 0);
+    assert_int_equal(st.st_size, 8);
+    /* a final text over TAGG_SF_INPLACE_MAX: replaced atomically */
+    big.closed = 1;
+    free(big.st);
+    big.nst = 400;
+    big.st  = calloc(big.nst, sizeof *big.st);
+    for (uint64_t i = 0; i < big.nst; i++)
+        big.st[i].j = i, big.st[i].crc = 1000 + i;
+    big.logical_size = 400 * 4096;
+    for (uint32_t k = 0; k < 3; k++)
+        big.sub[k].size = tagg_sf_subfile_size(big.logical_size, 4096, 3, k);
+    char  *text;
+    size_t len;
+    assert_int_equal(tagg_sf_index_format(&big, &text, &len), 0);
+    assert_true(len > TAGG_SF_INPLACE_MAX);
+    free(text);
+    assert_int_equal(stat(path, &st), 0);
+    if (tagg_sf_index_finish(path, &big, 0, st.st_dev, st.st_ino, &inplace, err, sizeof err) < 0)
+        fail_msg("finish, large: %s", err);
+    assert_int_equal(inplace, 0);
+    assert_int_equal(stat(path, &st2), 0);
+    assert_true(st2.st_ino != st.st_ino);
+    if (tagg_sf_index_read(path, &back, err, sizeof err) < 0)
+        fail_msg("read: %s", err);
+    assert_same(&big, &back);
+    tagg_sf_index_free(&back);
+    unlink(path), unlink(target), rmdir(dir);
+    tagg_sf_index_free(&big);
+    tagg_sf_index_free(&ix);
+}
+
 /* Each damage must be rejected with its own message. */
 static void expect_reject(const char *text, const char *want)
 {
@@ -997,6 +1096,7 @@ int main(void)
         cmocka_unit_test(test_stripe_map),
         cmocka_unit_test(test_crc64),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_index_finish),
         cmocka_unit_test(test_rejects),
         cmocka_unit_test(test_format2),
         cmocka_unit_test(test_path_rule),

@@ -112,6 +112,11 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "rank's runs as file-system requests against a few large requests plus the copy and the "          \
       "synchronisations, with the target's latency and bandwidth by request size from `tiers`); always; " \
       "never = every rank accesses its own runs (node-local subfiles always aggregate)")                   \
+    X(fs_client, ENUM, int, NULL, "auto", 0, 0, tagg_fs_client_names,                                      \
+      "how the file system's client takes one node's writes into one file: auto = from the mount table "  \
+      "(FUSE serialises them: Linux's FUSE client takes the file's lock for each write; any other type "  \
+      "does not); serial; parallel. Serial, without a tier file that measured writers together: one "   \
+      "aggregator per node for writes into one file, and a node's direct writes costed as taking turns")  \
     X(buffer_size, SIZE, int64_t, TAGG_ENV_BUFFER_SIZE, "4M", 4096, 1LL << 30, NULL,                      \
       "size of one aggregation buffer (one round)")                                                     \
     X(buffers, INT, int, NULL, "2", 2, 16, NULL, "aggregation buffers per aggregator (pipeline depth)")   \
@@ -232,6 +237,8 @@ extern const char *const tagg_layout_names[];
 extern const char *const tagg_aggr_tier_names[];
 extern const char *const tagg_persistency_names[];
 extern const char *const tagg_aggregate_names[]; /* order of tagg_aggregate_t (model: tagg/callplan.h) */
+extern const char *const tagg_fs_client_names[]; /* auto, serial, parallel: TAGG_FS_CLIENT_* */
+enum { TAGG_FS_CLIENT_AUTO = 0, TAGG_FS_CLIENT_SERIAL = 1, TAGG_FS_CLIENT_PARALLEL = 2 };
 extern const char *const tagg_destination_names[];
 extern const char *const tagg_drain_names[];
 extern const char *const tagg_compression_names[]; /* tagg_compression_t order; codec names of codec.h */

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# A client that serialises one node's writes into one file (fs_client, FUSE by
+# the mount table): column blocks on 4 ranks with 32 KiB buffers, where the
+# model's count gives several aggregators. fs_client=parallel: more than one
+# aggregator on the node for writes; serial: one per node for writes (one on a
+# single node; one on each of two virtual nodes with a topology file), reads
+# as before; the same with a single subfile (one file) but not with two
+# subfiles. Every run reads back what it wrote (tagg-bench verifies byte for
+# byte). Environment: MPIEXEC NPFLAG PREFLAGS BENCH PLUGIN_DIR; $2: the
+# two-node topology file.
+set -u
+work=$1 topo=$2; mkdir -p "$work"; cd "$work" || exit 1
+passed=0 failed=0
+ok() { echo "PASS: $*"; passed=$((passed + 1)); }
+bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+# the domains of the first write and read call whose plan the verbose lines print
+domains() { grep -m1 "tagg: $1 call range=" out.txt | sed -n 's/.* domains=\([0-9]*\) .*aggregators=\([0-9,]*\) .*/\1 \2/p'; }
+run() { # name want-write-domains want-read-domains(min) tagg-config
+  local name=$1 ww=$2 rmin=$3 cfg=$4
+  TAGG_VERBOSE=2 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 1 \
+    --dir "$work" --kernel columns --cols 1024 --rows 64 --variants tagg-shared \
+    --tagg-config "buffer_size=32K;$cfg" > out.txt 2>&1 </dev/null
+  local rc=$? w r
+  w=$(domains write) r=$(domains read)
+  if [ $rc != 0 ] || ! grep -q '^tagg-shared .* ok$' out.txt; then bad "$name: tagg-bench exit $rc"; cat out.txt; return; fi
+  if [ "${w%% *}" = "$ww" ] && [ "${r%% *}" -ge "$rmin" ] 2>/dev/null; then
+    ok "$name: write domains/aggregators $w, read $r, data verified"
+  else bad "$name: write domains/aggregators '$w' (want $ww), read '$r' (want >= $rmin)"; grep "call range" out.txt; fi
+  echo "$w" > "last-$name"
+}
+run parallel 2 2 "fs_client=parallel"
+run serial 1 2 "fs_client=serial"
+run serial_two_nodes 2 2 "fs_client=serial;topology=$topo"
+# the two aggregators on different virtual nodes (ranks 0-1, 2-3)
+a=$(cut -d' ' -f2 last-serial_two_nodes)
+if [ $(( ${a%,*} / 2 )) != $(( ${a#*,} / 2 )) ]; then ok "serial_two_nodes: aggregators $a on both nodes"; else bad "serial_two_nodes: aggregators $a on one node"; fi
+run one_subfile 1 1 "fs_client=serial;layout=subfiles;subfiles=1;stripe_size=64K"
+run two_subfiles 2 1 "fs_client=serial;layout=subfiles;subfiles=2;stripe_size=64K"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ] && [ "$passed" -ge 6 ]

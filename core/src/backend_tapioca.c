@@ -82,9 +82,7 @@ static char *res_key(const tagg_file_t *f, const tagg_engine_t *e)
 
 static uint64_t hash_text(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    uint64_t h = tagg_tune_checksum(s, strlen(s)); /* the model's FNV-1a; 0 means none */
     return h ? h : 1;
 }
 

@@ -330,8 +330,8 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   uint64_t span = hi - c->lo;
   int naggr = owned ? (int)((span + unit - 1) / unit) : in->naggr > 0 ? in->naggr : tagg_naggr(total, P, in->opts, NULL);
   if (!owned) naggr = naggr < 1 ? 1 : naggr > P ? P : naggr;
-  /* One aggregator per node for writes into one file (the shared layout;
-   * subfiles are several files) when the ranks of a node writing into
+  /* One aggregator per node for writes into one file (the shared layout, or
+   * a single subfile) when the ranks of a node writing into
    * one file together get no more than one process alone (a client that
    * serialises a file's writes, as FUSE does: measured by the calibration, or
    * known from the file system's kind, in->serial_writes): a second

@@ -281,6 +281,19 @@ static void test_round_trip(void **state)
     tagg_sf_index_free(&ix);
 }
 
+/* make_index's index with n stripes of 4 KiB written, and the sizes that go with them. */
+static void many_stripes(tagg_sf_index_t *ix, uint64_t n)
+{
+    free(ix->st);
+    ix->nst = n;
+    ix->st  = calloc(n, sizeof *ix->st);
+    for (uint64_t i = 0; i < n; i++)
+        ix->st[i].j = i, ix->st[i].crc = 1000 + i;
+    ix->logical_size = n * 4096;
+    for (uint32_t k = 0; k < 3; k++)
+        ix->sub[k].size = tagg_sf_subfile_size(ix->logical_size, 4096, 3, k);
+}
+
 /* The close's final index over the writer's own "state open" one: in place
  * (same inode, a longer old text cut, no temporary) when small and still
  * that file; replaced atomically when the path is another file now, a link,
@@ -301,11 +314,7 @@ static void test_index_finish(void **state)
     tagg_sf_index_t big;
     make_index(&big);
     big.closed = 0;
-    free(big.st);
-    big.nst = 40;
-    big.st  = calloc(big.nst, sizeof *big.st);
-    for (uint64_t i = 0; i < big.nst; i++)
-        big.st[i].j = i, big.st[i].crc = 1000 + i;
+    many_stripes(&big, 40);
     if (tagg_sf_index_write_mode(path, &big, 0, 1, err, sizeof err) < 0)
         fail_msg("open index: %s", err);
     assert_int_equal(stat(path, &st), 0);
@@ -352,14 +361,7 @@ static void test_index_finish(void **state)
     assert_int_equal(st.st_size, 8);
     /* a final text over TAGG_SF_INPLACE_MAX: replaced atomically */
     big.closed = 1;
-    free(big.st);
-    big.nst = 400;
-    big.st  = calloc(big.nst, sizeof *big.st);
-    for (uint64_t i = 0; i < big.nst; i++)
-        big.st[i].j = i, big.st[i].crc = 1000 + i;
-    big.logical_size = 400 * 4096;
-    for (uint32_t k = 0; k < 3; k++)
-        big.sub[k].size = tagg_sf_subfile_size(big.logical_size, 4096, 3, k);
+    many_stripes(&big, 400);
     char  *text;
     size_t len;
     assert_int_equal(tagg_sf_index_format(&big, &text, &len), 0);

@@ -133,13 +133,14 @@ static int held_has(const char *path)
     return r;
 }
 
-/* Notes (add) or forgets the index at path; *dev, *ino keep what was noted. */
-static void held_note(const char *path, int add, dev_t *dev, ino_t *ino)
+/* Notes (add) the index this writer wrote, id (device and inode, from the
+ * descriptor that wrote it, never looked up by path: the close writes into
+ * that file), or forgets it; *dev, *ino keep what was noted. */
+static void held_note(const unsigned long long *id, int add, dev_t *dev, ino_t *ino)
 {
-    struct stat st;
     pthread_mutex_lock(&held_mu);
-    if (add && stat(path, &st) == 0 && nheld < (int)(sizeof held / sizeof *held)) {
-        held[nheld].dev = *dev = st.st_dev, held[nheld++].ino = *ino = st.st_ino;
+    if (add && id && id[1] && nheld < (int)(sizeof held / sizeof *held)) {
+        held[nheld].dev = *dev = (dev_t)id[0], held[nheld++].ino = *ino = (ino_t)id[1];
     }
     else if (!add) {
         int i = held_find(*dev, *ino);
@@ -249,9 +250,10 @@ static int *fds_none(uint32_t n)
     return fd;
 }
 
-/* Rank 0: creates a new subfiled file (subfiles new and empty, index "open"). */
+/* Rank 0: creates a new subfiled file (subfiles new and empty, index "open");
+ * made: the index's device and inode. */
 static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had_index, const char *nodes, char *err,
-                        int **kept)
+                        int **kept, unsigned long long made[2])
 {
     if (had_index) {
         tagg_sf_index_t old;
@@ -263,7 +265,7 @@ static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had
         } /* an unreadable or hostile old index: nothing it names is touched; the stub is replaced */
     }
     if (nodes)
-        return tagg_sub_create_nvr(f, ix, nodes, err);
+        return tagg_sub_create_nvr(f, ix, nodes, err, made);
     if (tagg_sf_index_init(ix, (uint64_t)f->cfg.stripe_size, N) < 0) {
         snprintf(err, ERRLEN, "out of memory");
         return -1;
@@ -287,7 +289,7 @@ static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had
             close(fd);
         free(p);
     }
-    return tagg_sf_index_write_mode(f->path, ix, f->cfg.fsync, 1, err, ERRLEN);
+    return tagg_sf_index_write_mode(f->path, ix, f->cfg.fsync, 1, made, err, ERRLEN);
 }
 
 /* Opens path (a derived one) and checks its size against the index's. */
@@ -327,7 +329,8 @@ int tagg_sub_check_file(const char *index, const char *path, int closed, uint64_
  * of the subfiles it checked in *kept ([count], -1 where none; freed and
  * closed by the caller): its reads need them, and on a parallel file system
  * an open is a round trip. */
-static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char *err, int **kept)
+static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char *err, int **kept,
+                         unsigned long long made[2])
 {
     char what[128];
     /* the text the file layer's look at the path read a moment before, or a read of its own */
@@ -367,7 +370,7 @@ static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char 
     }
     if (rewrite) { /* a writer has it: mark it open until close */
         ix->closed = 0;
-        return tagg_sf_index_write(f->path, ix, f->cfg.fsync, err, ERRLEN);
+        return tagg_sf_index_write_mode(f->path, ix, f->cfg.fsync, 0, made, err, ERRLEN);
     }
     return 0;
 }
@@ -398,6 +401,7 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     int      nodes = 0, rc = 0, *kept = NULL; /* rank 0: the subfiles it created or (read-only) checked, still open */
     uint32_t nkept = 0;
     uint64_t hdr[3] = {0, 0, 0}; /* rank 0's result (0 ok, 1 failed), length of what follows, created */
+    unsigned long long made[2] = {0, 0}; /* rank 0 of a writer: the device and inode of the index it wrote */
     char    *text = NULL, *names = NULL;
     size_t   len  = 0;
     sub_t   *s    = calloc(1, sizeof *s);
@@ -433,7 +437,7 @@ static int sub_open(tagg_file_t *f, unsigned flags)
             snprintf(err, sizeof err, "'%s' exists (exclusive create)", f->path), rc = -1;
         else if ((flags & TAGG_OPEN_CREAT) && (!exists || (flags & TAGG_OPEN_TRUNC))) {
             rc     = create_files(f, &ix, f->cfg.subfiles ? (uint32_t)f->cfg.subfiles : (uint32_t)nodes, is_index,
-                                  nvr_create ? names : NULL, err, &kept);
+                                  nvr_create ? names : NULL, err, &kept, made);
             nkept  = kept ? ix.count : 0;
             hdr[2] = 1;
         }
@@ -443,7 +447,7 @@ static int sub_open(tagg_file_t *f, unsigned flags)
             snprintf(err, sizeof err, "'%s' is not a tagg subfiled file (layout=subfiles; its index starts with \"%s\")",
                      f->path, TAGG_SF_MAGIC), rc = -1;
         else
-            rc = open_existing(f, &ix, (flags & TAGG_OPEN_RDWR) != 0, err, &kept), nkept = kept ? ix.count : 0;
+            rc = open_existing(f, &ix, (flags & TAGG_OPEN_RDWR) != 0, err, &kept, made), nkept = kept ? ix.count : 0;
         if (rc == 0 && tagg_sf_index_format(&ix, &text, &len) < 0)
             snprintf(err, sizeof err, "out of memory"), rc = -1;
         tagg_sf_index_free(&ix);
@@ -519,7 +523,7 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     else
         free(names);
     if (s->writable && f->rank == 0) /* our own "state open" from now to close */
-        held_note(f->path, 1, &s->hdev, &s->hino), s->held = 1;
+        held_note(made, 1, &s->hdev, &s->hino), s->held = s->hino != 0;
     f->store = s;
     return 0;
 }

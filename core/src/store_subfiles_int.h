@@ -114,7 +114,7 @@ int tagg_sub_node_name(const tagg_config_t *cfg, int rank, char *name, size_t le
 int tagg_sub_gather_nodes(tagg_file_t *f, char **all);
 /* Rank 0: the index (and metadata file) of a new node-local file. 0, or -1
  * with the message in err. */
-int tagg_sub_create_nvr(tagg_file_t *f, tagg_sf_index_t *ix, const char *nodes, char *err);
+int tagg_sub_create_nvr(tagg_file_t *f, tagg_sf_index_t *ix, const char *nodes, char *err, unsigned long long made[2]);
 /* Collective: ownership of the node-local subfiles, created or checked by
  * their nodes. Agreed. */
 int tagg_sub_nvr_setup(tagg_file_t *f, sub_t *s, const char *nodes, int created);

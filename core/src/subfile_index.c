@@ -812,8 +812,16 @@ static int put_text(int fd, const char *name, const char *text, size_t len, int 
     return 0;
 }
 
-int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int sync, int fresh, char *err,
-                             size_t errlen)
+/* The device and inode of a descriptor this module created, into id (may be NULL). */
+static void fd_id(int fd, unsigned long long id[2])
+{
+    struct stat st;
+    if (id && fstat(fd, &st) == 0)
+        id[0] = (unsigned long long)st.st_dev, id[1] = (unsigned long long)st.st_ino;
+}
+
+int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int sync, int fresh,
+                             unsigned long long id[2], char *err, size_t errlen)
 {
     char  *text = NULL, *tmp = NULL;
     size_t len  = 0;
@@ -825,8 +833,13 @@ int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int s
     /* A new file: nothing at path to replace, so the index goes there at once
      * (created exclusively, never through a link); something there (or any
      * other failure): a temporary replaces it atomically, as without fresh. */
+    if (id)
+        id[0] = id[1] = 0;
     if (fresh && (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666)) >= 0) {
+        fd_id(fd, id);
         int rc = put_text(fd, path, text, len, sync, err, errlen);
+        if (rc < 0 && id)
+            id[0] = id[1] = 0;
         if (rc < 0)
             unlink(path); /* ours: created just now */
         free(text);
@@ -838,20 +851,24 @@ int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int s
         return -1;
     }
     sprintf(tmp, "%s.tagg-tmp", path);
-    int rc = (fd = tagg_sf_create(tmp, err, errlen)) < 0 ? -1 : put_text(fd, tmp, text, len, sync, err, errlen);
+    if ((fd = tagg_sf_create(tmp, err, errlen)) >= 0)
+        fd_id(fd, id); /* a rename keeps the inode */
+    int rc = fd < 0 ? -1 : put_text(fd, tmp, text, len, sync, err, errlen);
     if (rc == 0 && rename(tmp, path) < 0) {
         tagg_errmsg(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
         rc = -1;
     }
     if (rc < 0 && fd >= 0)
         unlink(tmp);
+    if (rc < 0 && id)
+        id[0] = id[1] = 0;
     free(text), free(tmp);
     return rc;
 }
 
 int tagg_sf_index_write(const char *path, const tagg_sf_index_t *idx, int sync, char *err, size_t errlen)
 {
-    return tagg_sf_index_write_mode(path, idx, sync, 0, err, errlen);
+    return tagg_sf_index_write_mode(path, idx, sync, 0, NULL, err, errlen);
 }
 
 int tagg_sf_index_finish(const char *path, const tagg_sf_index_t *idx, int sync, unsigned long long dev,

@@ -221,9 +221,10 @@ int tagg_sf_index_write(const char *path, const tagg_sf_index_t *idx, int sync, 
 /* The same; fresh: the index of a file being created, written straight at
  * path when nothing is there (one create, no temporary and rename: a rename
  * costs a parallel file system's metadata servers most), replaced atomically
- * when something is. */
-int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int sync, int fresh, char *err,
-                             size_t errlen);
+ * when something is. id (may be NULL): the device and inode of the file
+ * written, taken from the descriptor this call created (never by path). */
+int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int sync, int fresh,
+                             unsigned long long id[2], char *err, size_t errlen);
 /* The final index of a writer's close over its own "state open" index, the
  * file (dev, ino) it holds: written in place (one write from offset 0, the
  * rest cut, fsync when sync) when its text is at most TAGG_SF_INPLACE_MAX

@@ -170,14 +170,8 @@ unsigned tagg_fs_view(const char *path)
      * file server each time: a negative lookup is not cached over FUSE without
      * a client cache). A file that is a link into another mount is seen by
      * its directory's kind. */
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        slash[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
+    const char *slash = strrchr(path, '/'); /* the directory with its '/', or "." */
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + 1) : 1, slash ? path : ".");
     if (!realpath(dir, abs))
         return TAGG_FS_OTHER;
     char *text = read_mountinfo(&len);

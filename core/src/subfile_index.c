@@ -820,12 +820,38 @@ static void fd_id(int fd, unsigned long long id[2])
         id[0] = (unsigned long long)st.st_dev, id[1] = (unsigned long long)st.st_ino;
 }
 
+/* The index text replaces whatever is at path atomically: a temporary beside
+ * it, then rename. id (may be NULL): the temporary's device and inode (a
+ * rename keeps the inode). 0 or -1 with a message. */
+static int replace_text(const char *path, const char *text, size_t len, int sync, unsigned long long id[2], char *err,
+                        size_t errlen)
+{
+    char *tmp = malloc(strlen(path) + 16);
+    int   fd  = -1;
+    if (!tmp) {
+        tagg_errmsg(err, errlen, "out of memory");
+        return -1;
+    }
+    sprintf(tmp, "%s.tagg-tmp", path);
+    if ((fd = tagg_sf_create(tmp, err, errlen)) >= 0)
+        fd_id(fd, id);
+    int rc = fd < 0 ? -1 : put_text(fd, tmp, text, len, sync, err, errlen);
+    if (rc == 0 && rename(tmp, path) < 0) {
+        tagg_errmsg(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+        rc = -1;
+    }
+    if (rc < 0 && fd >= 0)
+        unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
 int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int sync, int fresh,
                              unsigned long long id[2], char *err, size_t errlen)
 {
-    char  *text = NULL, *tmp = NULL;
+    char  *text = NULL;
     size_t len  = 0;
-    int    fd   = -1;
+    int    fd   = -1, rc;
     if (tagg_sf_index_format(idx, &text, &len) < 0) {
         tagg_errmsg(err, errlen, "out of memory");
         return -1;
@@ -837,32 +863,14 @@ int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int s
         id[0] = id[1] = 0;
     if (fresh && (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666)) >= 0) {
         fd_id(fd, id);
-        int rc = put_text(fd, path, text, len, sync, err, errlen);
-        if (rc < 0 && id)
-            id[0] = id[1] = 0;
-        if (rc < 0)
+        if ((rc = put_text(fd, path, text, len, sync, err, errlen)) < 0)
             unlink(path); /* ours: created just now */
-        free(text);
-        return rc;
     }
-    if (!(tmp = malloc(strlen(path) + 16))) {
-        tagg_errmsg(err, errlen, "out of memory");
-        free(text);
-        return -1;
-    }
-    sprintf(tmp, "%s.tagg-tmp", path);
-    if ((fd = tagg_sf_create(tmp, err, errlen)) >= 0)
-        fd_id(fd, id); /* a rename keeps the inode */
-    int rc = fd < 0 ? -1 : put_text(fd, tmp, text, len, sync, err, errlen);
-    if (rc == 0 && rename(tmp, path) < 0) {
-        tagg_errmsg(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-        rc = -1;
-    }
-    if (rc < 0 && fd >= 0)
-        unlink(tmp);
+    else
+        rc = replace_text(path, text, len, sync, id, err, errlen);
     if (rc < 0 && id)
         id[0] = id[1] = 0;
-    free(text), free(tmp);
+    free(text);
     return rc;
 }
 
@@ -889,9 +897,10 @@ int tagg_sf_index_finish(const char *path, const tagg_sf_index_t *idx, int sync,
         close(fd); /* not the index this writer made: replace whatever is there */
         fd = -1;
     }
-    if (fd < 0) {
+    if (fd < 0) { /* the text made above replaces the index atomically */
+        int rc = replace_text(path, text, len, sync, NULL, err, errlen);
         free(text);
-        return tagg_sf_index_write(path, idx, sync, err, errlen);
+        return rc;
     }
     ssize_t put = pwrite(fd, text, len, 0);
     int     rc  = (size_t)put == len && ((uint64_t)st.st_size <= len || ftruncate(fd, (off_t)len) == 0) ? 0 : -1;

@@ -13,6 +13,7 @@
  * coverage (which bytes of its domain are written) comes from the rows when
  * every rank's runs are regular, else from an exchange of (offset, length)
  * pairs, never data. */
+#include "dio.h"
 #include "engine.h"
 #include "error.h"
 #include "fs_kind.h"
@@ -77,6 +78,8 @@ int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t 
     describe_row(x, &mine.req);
     mine.res_hash = res_hash, mine.res_flags = res_flags;
     mine.fs_kind = (uint32_t)e->fs_kind, mine.tune_sum = e->tune_sum;
+    if (f->store_ops->dio_block && f->store_ops->dio_block(f) == TAGG_DIO_ALIGN) /* the store opened after the engine */
+        mine.fs_kind |= TAGG_FS_DIO;
     mine.end = f->written_end > f->eof ? f->written_end : f->eof;
     /* the machine row only while the file has no resources (its first calls) */
     int          with_machine = e->res == NULL;
@@ -116,13 +119,14 @@ static int owner_of(const void *ctx, uint64_t off, int i)
  * rank's does. The same rows everywhere, so the same view. */
 static void agree_fs(tagg_file_t *f, tagg_engine_t *e)
 {
-    unsigned kind = e->rows[0].fs_kind & 0xffu, serial = TAGG_FS_SERIAL;
+    unsigned kind = e->rows[0].fs_kind & 0xffu, serial = TAGG_FS_SERIAL, dio = TAGG_FS_DIO;
     for (int r = 0; r < f->size; r++) {
         if ((e->rows[r].fs_kind & 0xffu) != kind)
             kind = 0;
         serial &= e->rows[r].fs_kind;
+        dio &= e->rows[r].fs_kind;
     }
-    e->fs_kind_agreed = (int)kind, e->fs_serial = serial != 0;
+    e->fs_kind_agreed = (int)kind, e->fs_serial = serial != 0, e->dio_block = dio ? TAGG_DIO_ALIGN : 0;
 }
 
 static void plan_input(tagg_file_t *f, tagg_engine_t *e, const tagg_req_desc_t *req, tagg_dir_t dir,
@@ -148,6 +152,7 @@ static void plan_input(tagg_file_t *f, tagg_engine_t *e, const tagg_req_desc_t *
     in->read     = dir == TAGG_READ;
     in->one_file = !f->store_ops->files || f->store_ops->files(f) == 1; /* shared, or one subfile */
     in->serial_writes = e->fs_serial;
+    in->dio_block     = e->dio_block;
     in->mode     = (tagg_aggregate_t)f->cfg.aggregate;
     in->fs       = dir == TAGG_READ && e->fs_read.n ? &e->fs_read : &e->fs; /* reads cost what reads cost */
     /* stripes only some ranks may reach (node-local subfiles) */

@@ -156,6 +156,10 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
     else if (f->store_ops == stores[TAGG_LAYOUT_SUBFILES])
         snprintf(sf, sizeof sf, " sf_verified=%llu sf_from_copy=%llu", (unsigned long long)t->sf_verified,
                  (unsigned long long)t->sf_from_copy);
+    char dio[96] = "";
+    if (f->cfg.direct_io != TAGG_DIO_MODE_OFF && f->cfg.backend != TAGG_BACKEND_MPIIO)
+        snprintf(dio, sizeof dio, " dio_read_bytes=%llu dio_write_bytes=%llu", (unsigned long long)t->dio_bytes[0],
+                 (unsigned long long)t->dio_bytes[1]);
     char wb[256] = "";
     if (f->cfg.write_behind > 0 && (f->flags & TAGG_OPEN_RDWR) && !f->cfg.async)
         snprintf(wb, sizeof wb,
@@ -167,7 +171,7 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                     "tagg: file=%s driver=tagg layout=%s backend=%s ranks=%d "
                     "raw_write_bytes=%llu raw_write_calls=%llu raw_read_bytes=%llu raw_read_calls=%llu "
                     "md_write_bytes=%llu md_read_bytes=%llu coll_write_calls=%llu coll_read_calls=%llu "
-                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s%s%s%s%s",
+                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s%s%s%s%s%s",
                     slash ? slash + 1 : f->path, tagg_layout_names[f->cfg.layout], f->ops->name, f->size,
                     (unsigned long long)t->bytes[TAGG_WRITE][TAGG_RAW], (unsigned long long)t->calls[TAGG_WRITE][TAGG_RAW],
                     (unsigned long long)t->bytes[TAGG_READ][TAGG_RAW], (unsigned long long)t->calls[TAGG_READ][TAGG_RAW],
@@ -175,7 +179,7 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                     (unsigned long long)t->coll_calls[TAGG_WRITE], (unsigned long long)t->coll_calls[TAGG_READ],
                     (unsigned long long)t->extents[TAGG_WRITE], (unsigned long long)t->extents[TAGG_READ],
                     (unsigned long long)t->aggr_calls[TAGG_WRITE], (unsigned long long)t->aggr_calls[TAGG_READ], nvr,
-                    comp, extra, async, wb, sf);
+                    comp, extra, async, wb, sf, dio);
 }
 
 static void file_free(tagg_file_t *f)

@@ -17,6 +17,10 @@ enum { TAGG_FS_OTHER = 0, TAGG_FS_LOCAL = 1, TAGG_FS_TMPFS = 2, TAGG_FS_NETWORK 
  * serialises a file's writes (Linux FUSE takes the file's lock for each
  * write); the call plan's serial_writes. */
 #define TAGG_FS_SERIAL 0x100u
+/* Set in the same word: this rank's layout moves large accesses with O_DIRECT
+ * in blocks of TAGG_DIO_ALIGN (store.h dio_block); the plan aligns rounds to
+ * them when every rank's does. */
+#define TAGG_FS_DIO 0x200u
 
 /* The kind of a mount-table type name ("ext4", "fuse.glusterfs", "nfs4",
  * "lustre", ...); *serial (may be NULL) 1 for FUSE types. */

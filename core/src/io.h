@@ -50,6 +50,8 @@ typedef struct tagg_stats {
     /* layout=subfiles, reads of a read-only open (verify=1) */
     uint64_t sf_verified;   /* stripes read whole and checked, the first time a rank read them */
     uint64_t sf_from_copy;  /* reads served from the rank's verified copy of the stripe they lie in */
+    /* direct_io (dio.h): bytes moved with O_DIRECT, [0] read, [1] written */
+    uint64_t dio_bytes[2];
 } tagg_stats_t;
 
 typedef struct tagg_file  tagg_file_t;

@@ -37,6 +37,11 @@ typedef struct tagg_store_ops {
     /* The unit (bytes) the layout stores contiguously and that file domains
      * should be aligned to; 0 when any alignment will do. */
     uint64_t (*stripe)(const tagg_file_t *f);
+    /* Optional (NULL: none): the block size in which this rank moves large
+     * accesses with O_DIRECT (direct_io, dio.h), 0 when it does not. From the
+     * configuration and the mount table, at open: the engine agrees on it
+     * over the ranks before the call plan aligns rounds to it. */
+    uint64_t (*dio_block)(const tagg_file_t *f);
     /* Optional (NULL: one): how many files the raw data is spread over; one
      * means every aggregator writes the same file (a client that serialises
      * a file's writes then serialises them all: tagg_call_in.one_file). */

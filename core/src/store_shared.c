@@ -1,12 +1,19 @@
 /* Layout "shared": the HDF5 address space is one MPI-IO file, byte for byte,
  * so the file is an ordinary HDF5 file any driver can read. */
+#define _GNU_SOURCE /* O_DIRECT */
+#include "dio.h"
 #include "error.h"
+#include "fs_kind.h"
 #include "io.h"
 #include "mpi_wait.h"
 #include "store.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* MPI counts are int: no single call over 1 GiB. */
 #define MAX_CALL ((uint64_t)1 << 30)
@@ -26,7 +33,42 @@ typedef struct {
     MPI_File        fh;
     int             opened, amode, own; /* own: this rank's handle on MPI_COMM_SELF */
     pthread_mutex_t mu;                 /* the first access (asynchronous workers too) */
+    tagg_dio_t      dio;                /* large accesses with O_DIRECT (direct_io) */
 } shared_t;
+
+static MPI_File handle(tagg_file_t *f);
+static int      romio_access(void *ctx, int write, uint64_t off, uint64_t len, void *buf);
+
+/* direct_io: a second descriptor of the file, with O_DIRECT. The path is the
+ * one MPI-IO opened on this rank (its handle first, so that its sync covers
+ * the file); not followed when it is a link, not opened when ROMIO reads a
+ * prefix from it ("ufs:", "lustre:"), and it must be the regular file. */
+static int dio_open(void *ctx)
+{
+    tagg_file_t *f = ctx;
+    shared_t    *s = f->store;
+    const char  *colon = strchr(f->path, ':'), *slash = strchr(f->path, '/');
+    if ((colon && (!slash || colon < slash)) || handle(f) == MPI_FILE_NULL)
+        return -1;
+    int fd = open(f->path, (s->amode & MPI_MODE_RDWR ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+static const tagg_dio_ops_t shared_dio = {.open = dio_open, .buffered = romio_access};
+
+/* direct_io=auto: on FUSE mounts, where the client's buffered writes go one
+ * request at a time (dio.h); with backend=mpiio none (ROMIO's own path). */
+static int dio_wanted(const tagg_file_t *f)
+{
+    if (f->cfg.backend == TAGG_BACKEND_MPIIO || f->cfg.direct_io == TAGG_DIO_MODE_OFF)
+        return 0;
+    return f->cfg.direct_io == TAGG_DIO_MODE_ON || (tagg_fs_view(f->path) & TAGG_FS_SERIAL) != 0;
+}
 
 static int open_handle(tagg_file_t *f, shared_t *s, MPI_Comm comm, int amode)
 {
@@ -55,11 +97,14 @@ static int shared_open(tagg_file_t *f, unsigned flags)
     s->amode = amode;
     s->own   = f->cfg.backend != TAGG_BACKEND_MPIIO;
     pthread_mutex_init(&s->mu, NULL);
+    tagg_dio_init(&s->dio, &shared_dio, f, f->path, dio_wanted(f), (uint64_t)f->cfg.direct_io_min,
+                  f->stats.dio_bytes);
     if (flags & TAGG_OPEN_CREAT)
         amode |= MPI_MODE_CREATE;
     if (flags & TAGG_OPEN_EXCL)
         amode |= MPI_MODE_EXCL;
     if ((!s->own || f->rank == 0) && open_handle(f, s, s->own ? MPI_COMM_SELF : f->comm, amode) < 0) {
+        tagg_dio_fini(&s->dio);
         pthread_mutex_destroy(&s->mu);
         free(s);
         return -1;
@@ -86,6 +131,7 @@ static int shared_close(tagg_file_t *f)
     int       rc = 0;
     if (!s)
         return 0;
+    tagg_dio_fini(&s->dio);
     int code = s->opened ? MPI_File_close(&s->fh) : MPI_SUCCESS;
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_File_close", code);
@@ -97,53 +143,46 @@ static int shared_close(tagg_file_t *f)
     return rc;
 }
 
-static int shared_pwrite(tagg_file_t *f, uint64_t off, uint64_t len, const void *buf)
+/* ROMIO's contiguous accesses, in calls of at most 1 GiB; reads past the end
+ * of the file fill zeros. */
+static int romio_access(void *ctx, int write, uint64_t off, uint64_t len, void *buf)
 {
-    MPI_File fh = handle(f);
+    tagg_file_t *f  = ctx;
+    MPI_File     fh = handle(f);
     if (fh == MPI_FILE_NULL)
         return -1;
     for (uint64_t done = 0; done < len;) {
         uint64_t   n = len - done < MAX_CALL ? len - done : MAX_CALL;
         MPI_Status st;
         MPI_Count  got = 0;
-        int code = MPI_File_write_at(fh, (MPI_Offset)(off + done), (const char *)buf + done,
-                                     (int)n, MPI_BYTE, &st);
+        char      *at  = (char *)buf + done;
+        int code = write ? MPI_File_write_at(fh, (MPI_Offset)(off + done), at, (int)n, MPI_BYTE, &st)
+                         : MPI_File_read_at(fh, (MPI_Offset)(off + done), at, (int)n, MPI_BYTE, &st);
         if (code != MPI_SUCCESS) {
-            TAGG_ERR_MPI("MPI_File_write_at", code);
+            TAGG_ERR_MPI(write ? "MPI_File_write_at" : "MPI_File_read_at", code);
             return -1;
         }
         MPI_Get_elements_x(&st, MPI_BYTE, &got);
-        if ((uint64_t)got != n) {
+        if (write && (uint64_t)got != n) {
             TAGG_ERR(TAGG_E_IO, "write at offset %llu of '%s' wrote %lld of %llu bytes",
                      (unsigned long long)(off + done), f->path, (long long)got, (unsigned long long)n);
             return -1;
         }
+        if (!write && (uint64_t)got < n) /* past the end: zeros */
+            memset(at + (got > 0 ? got : 0), 0, (size_t)(n - (uint64_t)(got > 0 ? got : 0)));
         done += n;
     }
     return 0;
 }
 
+static int shared_pwrite(tagg_file_t *f, uint64_t off, uint64_t len, const void *buf)
+{
+    return tagg_dio_access(&((shared_t *)f->store)->dio, 1, off, len, (void *)buf);
+}
+
 static int shared_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf)
 {
-    MPI_File fh = handle(f);
-    if (fh == MPI_FILE_NULL)
-        return -1;
-    for (uint64_t done = 0; done < len;) {
-        uint64_t   n = len - done < MAX_CALL ? len - done : MAX_CALL;
-        MPI_Status st;
-        MPI_Count  got = 0;
-        int code = MPI_File_read_at(fh, (MPI_Offset)(off + done), (char *)buf + done, (int)n,
-                                    MPI_BYTE, &st);
-        if (code != MPI_SUCCESS) {
-            TAGG_ERR_MPI("MPI_File_read_at", code);
-            return -1;
-        }
-        MPI_Get_elements_x(&st, MPI_BYTE, &got);
-        for (uint64_t k = (uint64_t)(got > 0 ? got : 0); k < n; k++) /* past the end: zeros */
-            ((char *)buf)[done + k] = 0;
-        done += n;
-    }
-    return 0;
+    return tagg_dio_access(&((shared_t *)f->store)->dio, 0, off, len, buf);
 }
 
 static int shared_get_size(tagg_file_t *f, uint64_t *size)
@@ -209,6 +248,12 @@ static int shared_del(const char *path, MPI_Comm comm, MPI_Info info, const tagg
     return tagg_agree(comm, rc, "deleting the file");
 }
 
+static uint64_t shared_dio_block(const tagg_file_t *f)
+{
+    const shared_t *s = f->store;
+    return s->dio.state == TAGG_DIO_OFF ? 0 : s->dio.align;
+}
+
 static uint64_t shared_stripe(const tagg_file_t *f)
 {
     (void)f;
@@ -226,4 +271,5 @@ const tagg_store_ops_t tagg_store_shared = {
     .sync     = shared_sync,
     .del      = shared_del,
     .stripe   = shared_stripe,
+    .dio_block = shared_dio_block,
 };

@@ -171,6 +171,7 @@ static void sub_free(sub_t *s)
     tagg_notes_free(&s->written);
     tagg_notes_free(&s->checked);
     tagg_sfz_free(&s->z), free(s->zbuf);
+    tagg_sub_dio_free(s);
     free(s->vbuf);
     if (s->held)
         held_note(NULL, 0, &s->hdev, &s->hino);
@@ -502,6 +503,8 @@ static int sub_open(tagg_file_t *f, unsigned flags)
         TAGG_ERR_MPI("MPI_Bcast (compression)", code), rc = -1;
     if (rc == 0 && zsetup(f, s, enc) < 0)
         rc = -1;
+    if (rc == 0 && tagg_sub_dio_setup(f, s) < 0)
+        rc = -1;
     f->comp_codec = rc == 0 ? enc : 0; /* the summary names it (compression=auto) */
     if (tagg_agree(f->comm, rc, "opening the subfiles") < 0) {
         free(names);
@@ -783,6 +786,12 @@ static int sub_del(const char *path, MPI_Comm comm, MPI_Info info, const tagg_co
 
 static uint64_t sub_stripe(const tagg_file_t *f) { return sub_of(f)->ix.stripe; }
 static uint32_t sub_files(const tagg_file_t *f) { return sub_of(f)->ix.count; }
+/* direct_io: whole stripes are whole blocks when the stripe is a multiple of one */
+static uint64_t sub_dio_block(const tagg_file_t *f)
+{
+    const sub_t *s = sub_of(f);
+    return s->dio && s->ix.stripe % TAGG_DIO_ALIGN == 0 ? TAGG_DIO_ALIGN : 0;
+}
 
 const tagg_store_ops_t tagg_store_subfiles = {
     .name     = "subfiles",
@@ -796,6 +805,7 @@ const tagg_store_ops_t tagg_store_subfiles = {
     .del      = sub_del,
     .stripe   = sub_stripe,
     .files    = sub_files,
+    .dio_block = sub_dio_block,
     .owner    = tagg_sub_owner,
     .owner_window = tagg_sub_owner_window,
 };

@@ -18,6 +18,8 @@
 #include "stripe_notes.h"
 #include "subfile_index.h"
 
+#include "dio.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -60,7 +62,16 @@ typedef struct {
     uint64_t        zj;
     dev_t           hdev;
     ino_t           hino;
+    /* direct_io (dio.h): one per data subfile, NULL when off */
+    tagg_dio_t     *dio;
+    struct sub_dctx *dctx;
 } sub_t;
+
+/* The context of subfile k's direct path. */
+struct sub_dctx {
+    sub_t   *s;
+    uint32_t k;
+};
 
 static inline sub_t *sub_of(const tagg_file_t *f) { return f->store; }
 
@@ -89,6 +100,10 @@ int tagg_sub_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf);
 int tagg_sub_fd_of(tagg_file_t *f, uint32_t k, uint64_t off);
 /* One stripe of memory for checks and read-backs (s->vbuf), allocated on first use. */
 char *tagg_sub_vbuf(sub_t *s);
+/* direct_io: the data subfiles' direct paths (dio.h), when the configuration
+ * and the mount table want them; freed by tagg_sub_dio_free. */
+int  tagg_sub_dio_setup(tagg_file_t *f, sub_t *s);
+void tagg_sub_dio_free(sub_t *s);
 /* The padded CRC form stripe j of space sp had when this read-write open began. */
 uint64_t tagg_sub_base_form(const sub_t *s, int sp, uint64_t j);
 /* Whether data stripe j may be stored compressed now, so that its slot's

@@ -5,11 +5,13 @@
  * base (the old records); the compression hooks zwrite() and zread() put and
  * take compressed stripes (sf_stripe_codec.h). Every write is noted in
  * s->written for the close (store_subfiles_close.c). */
+#define _GNU_SOURCE /* O_DIRECT */
 #include "error.h"
 #include "store_subfiles_int.h"
 #include "crc_shift.h"
 #include "sf_path.h"
 #include "fault.h"
+#include "fs_kind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,12 +54,123 @@ static int meta_fd_of(tagg_file_t *f)
     return s->meta_fd;
 }
 
-/* One stripe of memory for checks and read-backs, allocated on first use. */
+/* One stripe of memory for checks and read-backs, allocated on first use;
+ * block-aligned, so that direct_io reads whole stripes into it. */
 char *tagg_sub_vbuf(sub_t *s)
 {
-    if (!s->vbuf && !(s->vbuf = malloc((size_t)s->ix.stripe)))
+    if (!s->vbuf && posix_memalign((void **)&s->vbuf, TAGG_DIO_ALIGN, (size_t)s->ix.stripe) != 0)
+        s->vbuf = NULL;
+    if (!s->vbuf)
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (a stripe of %llu bytes for checksums)", (unsigned long long)s->ix.stripe);
     return s->vbuf;
+}
+
+/* ---- direct_io (dio.h) of the data subfiles */
+
+/* Subfile k's descriptor opened again with O_DIRECT through /proc/self/fd:
+ * the file tagg opened, whatever its path names now. */
+static int dio_open(void *ctx)
+{
+    const struct sub_dctx *c  = ctx;
+    int                    fd = c->s->fd[c->k];
+    char                   p[64];
+    struct stat            a, b;
+    snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+    int dfd = fd < 0 ? -1 : open(p, (c->s->writable ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC);
+    if (dfd >= 0 && (fstat(fd, &a) < 0 || fstat(dfd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)) {
+        close(dfd);
+        dfd = -1;
+    }
+    return dfd;
+}
+
+/* Buffered, on the subfile's own descriptor: -1 with errno; reads past the
+ * end of the file fill zeros. */
+static int dio_buffered(void *ctx, int write, uint64_t off, uint64_t len, void *buf)
+{
+    const struct sub_dctx *c  = ctx;
+    int                    fd = c->s->fd[c->k];
+    char                  *b  = buf;
+    for (uint64_t done = 0; done < len;) {
+        ssize_t got = write ? pwrite(fd, b + done, len - done, (off_t)(off + done))
+                            : pread(fd, b + done, len - done, (off_t)(off + done));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return -1;
+        if (got == 0 && write) {
+            errno = ENOSPC; /* a write that writes nothing */
+            return -1;
+        }
+        if (got == 0) {
+            memset(b + done, 0, (size_t)(len - done));
+            break;
+        }
+        done += (uint64_t)got;
+    }
+    return 0;
+}
+
+static const tagg_dio_ops_t sub_dio = {.open = dio_open, .buffered = dio_buffered};
+
+/* direct_io=auto: on FUSE mounts (dio.h); node-local subfiles only when on. */
+static int dio_wanted(const tagg_file_t *f, const sub_t *s)
+{
+    if (f->cfg.direct_io == TAGG_DIO_MODE_OFF || s->ix.count == 0)
+        return 0;
+    return f->cfg.direct_io == TAGG_DIO_MODE_ON || (!s->ix.nvr && (tagg_fs_view(s->paths[0]) & TAGG_FS_SERIAL));
+}
+
+int tagg_sub_dio_setup(tagg_file_t *f, sub_t *s)
+{
+    if (!dio_wanted(f, s))
+        return 0;
+    if (!(s->dio = calloc(s->ix.count, sizeof *s->dio)) || !(s->dctx = calloc(s->ix.count, sizeof *s->dctx))) {
+        free(s->dio), s->dio = NULL;
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        return -1;
+    }
+    for (uint32_t k = 0; k < s->ix.count; k++) {
+        s->dctx[k].s = s, s->dctx[k].k = k;
+        tagg_dio_init(&s->dio[k], &sub_dio, &s->dctx[k], s->paths[k], 1, (uint64_t)f->cfg.direct_io_min,
+                      f->stats.dio_bytes);
+    }
+    return 0;
+}
+
+void tagg_sub_dio_free(sub_t *s)
+{
+    for (uint32_t k = 0; s->dio && k < s->ix.count; k++)
+        tagg_dio_fini(&s->dio[k]);
+    free(s->dio), free(s->dctx);
+    s->dio = NULL, s->dctx = NULL;
+}
+
+/* n bytes at local of data subfile k (descriptor fd): through its direct
+ * path when direct_io is on, else as before; reads stop at limit (zeros past
+ * it). -1 with errno (a failed direct request has also pushed its message). */
+static int sub_rw(sub_t *s, uint32_t k, int fd, int write, uint64_t local, uint64_t n, char *buf, uint64_t limit)
+{
+    if (!s->dio || k >= s->ix.count || fd != s->fd[k]) {
+        if (!write)
+            return tagg_sf_pread_upto(fd, buf, (size_t)n, local, limit);
+        for (uint64_t done = 0; done < n;) {
+            ssize_t got = pwrite(fd, buf + done, n - done, (off_t)(local + done));
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0) {
+                if (got == 0)
+                    errno = ENOSPC;
+                return -1;
+            }
+            done += (uint64_t)got;
+        }
+        return 0;
+    }
+    uint64_t m = write || local + n <= limit ? n : local >= limit ? 0 : limit - local;
+    if (m < n)
+        memset(buf + m, 0, (size_t)(n - m));
+    return m ? tagg_dio_access(&s->dio[k], write, local, m, buf) : 0;
 }
 
 /* Formats 1 and 2: the whole subfile (or metadata file, k = count) against
@@ -135,7 +248,7 @@ static int read_base_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_
     int zr = !sp && tagg_sub_zmay(s, j) ? zread(f, fd, k, j, base, S, s->vbuf, name, UINT64_MAX) : 0;
     if (zr < 0)
         return -1;
-    if (!zr && tagg_sf_pread_upto(fd, s->vbuf, (size_t)S, base, UINT64_MAX) < 0) {
+    if (!zr && sub_rw(s, k, fd, 0, base, S, s->vbuf, UINT64_MAX) < 0) {
         TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
         return -1;
     }
@@ -180,7 +293,7 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
             if (!tagg_sub_vbuf(s))
                 return -1;
             s->vkey = 0;
-            if (tagg_sf_pread_upto(fd, s->vbuf, (size_t)slen, base, limit) < 0) {
+            if (sub_rw(s, k, fd, 0, base, slen, s->vbuf, limit) < 0) {
                 TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
                 return -1;
             }
@@ -218,7 +331,7 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
             return 0;
         }
     }
-    if (tagg_sf_pread_upto(fd, buf, (size_t)n, local, limit) < 0) {
+    if (sub_rw(s, k, fd, 0, local, n, buf, limit) < 0) {
         TAGG_ERR(TAGG_E_IO, "read of %llu bytes at offset %llu of '%s' failed: %s", (unsigned long long)n,
                  (unsigned long long)local, name, strerror(errno));
         return -1;
@@ -426,18 +539,11 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
         delta = tagg_crc_delta(tagg_crc64(0, old, (size_t)n), tagg_crc64(0, buf, (size_t)n), at, n, S);
         free(old);
     }
-    for (uint64_t done = 0; !zr && done < n;) {
-        ssize_t got = pwrite(fd, buf + done, n - done, (off_t)(local + done));
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0) {
-            TAGG_ERR(TAGG_E_IO, "write of %llu bytes at offset %llu of subfile '%s' (address %llu) %s: %s",
-                     (unsigned long long)(n - done), (unsigned long long)(local + done), name,
-                     (unsigned long long)(off + done), got == 0 ? "wrote nothing" : "failed",
-                     got == 0 ? "short write (no space?)" : strerror(errno));
-            return -1;
-        }
-        done += (uint64_t)got;
+    if (!zr && sub_rw(s, k, fd, 1, local, n, buf, UINT64_MAX) < 0) {
+        TAGG_ERR(TAGG_E_IO, "write of %llu bytes at offset %llu of subfile '%s' (address %llu) failed: %s",
+                 (unsigned long long)n, (unsigned long long)local, name, (unsigned long long)off,
+                 errno == ENOSPC ? "no space (a write wrote nothing)" : strerror(errno));
+        return -1;
     }
     pthread_mutex_lock(&s->mu);
     int rc = tagg_notes_write(&s->written, key, full, crc, form, delta, at, at + n, unsure);

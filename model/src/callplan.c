@@ -345,11 +345,17 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
     if (naggr > nn) lone = 0;
   }
   tagg_partition_range(span, naggr, unit, &c->dsize, &c->ndom);
-  if (!owned && c->ndom == 1 && lo > c->lo) {
+  uint64_t dlo = in->dio_block ? lo / in->dio_block * in->dio_block : lo, fit = (uint64_t)in->nbuf * in->bufsize;
+  if (dlo < lo && (hi - lo + unit - 1) / unit * unit <= fit && (hi - dlo + unit - 1) / unit * unit > fit)
+    dlo = lo; /* one round of the data against several */
+  if (!owned && c->ndom == 1 && dlo > c->lo) {
     /* one domain: no boundary between aggregators to align, so it starts where
      * the data does (HDF5's data after its 2 KiB header then fits buffers of
-     * the data's size in one round) */
-    c->lo = lo, span = hi - lo;
+     * the data's size in one round), or at the data's first whole block when
+     * the aggregator moves whole blocks directly (each round would otherwise
+     * have a buffered head and tail, and go through dio.c's aligned copy),
+     * unless that costs the single round the data alone would fit */
+    c->lo = dlo, span = hi - dlo;
     tagg_partition_range(span, 1, unit, &c->dsize, &c->ndom);
   }
   /* rounds: one slot of nbuf buffers when a domain fits them all (no pipeline, one synchronisation) */

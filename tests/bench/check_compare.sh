@@ -66,6 +66,20 @@ done
 left=$(ls -A "$work/target")
 [ -z "$left" ] && ok "no files left in the target directory" || bad "files left: $left"
 
+# --extra-tagg: one more tagg variant in every case run, in the table and the CSVs, verified;
+# a malformed one is exit 2 before anything runs.
+bash "$SCRIPT" --build "$BUILD" --extra-tagg nodio "$work/target" > bad3.txt 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "expected NAME=CONFIG" bad3.txt && ok "--extra-tagg without '=': exit 2 with message" \
+  || { bad "--extra-tagg without '=': exit $rc"; cat bad3.txt; }
+MPIEXEC=$MPIEXEC timeout 300 bash "$SCRIPT" --build "$BUILD" --scale tiny --reps 1 --np 2 --label x \
+  --cases contig-256M --variants mpiio-coll,tagg-shared --extra-tagg tagg-nodio=direct_io=off \
+  --out "$work/out-x" "$work/target" > runx.txt 2>&1
+rc=$?
+[ $rc = 0 ] && awk -F, '$2 == "contig-256M" && $4 == "tagg-nodio" && $5 == "ok" { f = 1 } END { exit !f }' \
+  "$work/out-x/summary.csv" && grep -q "tagg-nodio" "$work/out-x/summary.txt" \
+  && ok "--extra-tagg: tagg-nodio run, verified, in the summary" || { bad "--extra-tagg (exit $rc)"; tail -20 runx.txt; }
+
 # The page-cache fallback: when drop_caches cannot be written, tagg-bench evicts
 # the files instead and says why in the header and the CSV.
 HDF5_PLUGIN_PATH=$BUILD/plugins timeout 300 "$MPIEXEC" -n 2 "$BUILD/tools/tagg-bench" --kernel array1d --size 8K \

@@ -119,6 +119,7 @@ static void make_pattern(pattern_t *p, int nranks, int kind, uint64_t base)
  * the third keeps the scrambled values (it does not: stored raw), so both stored forms meet. */
 static int      compressible;
 static uint64_t zsum; /* bytes given to a codec over the run (TAGG_TEST_EXPECT_COMP) */
+static uint64_t diow, dior; /* bytes this rank wrote and read with O_DIRECT over the run (TAGG_TEST_EXPECT_DIO) */
 static unsigned char value(int pat, uint64_t off)
 {
     if (compressible && (off >> 12) % 3 != 2)
@@ -224,7 +225,11 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    snprintf(path, sizeof path, "%s/patterns-%d.bin", dir, size);
+    /* one file per case (ranks, seed, configuration): cases run in parallel under ctest -j */
+    uint32_t tag = 2166136261u;
+    for (const char *c = argv[3]; *c; c++)
+        tag = (tag ^ (unsigned char)*c) * 16777619u;
+    snprintf(path, sizeof path, "%s/patterns-%d-%s-%08x.bin", dir, size, argv[2], (unsigned)tag);
     compressible = cfg.compression != TAGG_COMP_NONE;
     rng_state = (uint64_t)strtoull(argv[2], NULL, 10) * 0x9E3779B97F4A7C15ULL + 1;
 
@@ -312,6 +317,8 @@ int main(int argc, char **argv)
                 }
             m += p.ext[rank][i].len;
         }
+        /* direct_io=on: the bytes moved with O_DIRECT, summed over the run, must not stay 0 */
+        diow += f->stats.dio_bytes[1], dior += f->stats.dio_bytes[0];
         if (tagg_file_close(f) < 0)
             H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
         tagg_extents_free(&x);
@@ -373,6 +380,17 @@ int main(int argc, char **argv)
         free(mem), free(back);
         pattern_free(&p);
     }
+    uint64_t dio[2] = {diow, dior}, dioall[2] = {0, 0};
+    MPI_Allreduce(dio, dioall, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    /* TAGG_TEST_EXPECT_DIO=rw: both; =r: reads (compressed subfiles: whole stripes go through the codec) */
+    const char *xdio = getenv("TAGG_TEST_EXPECT_DIO");
+    if (xdio && ((strchr(xdio, 'w') && !dioall[0]) || !dioall[1])) {
+        if (rank == 0)
+            fprintf(stderr, "TAGG_TEST_EXPECT_DIO: %llu bytes written and %llu read with O_DIRECT in the whole run\n",
+                    (unsigned long long)dioall[0], (unsigned long long)dioall[1]);
+        fails++;
+    } else if (xdio && rank == 0)
+        printf("O_DIRECT: %llu bytes written, %llu read\n", (unsigned long long)dioall[0], (unsigned long long)dioall[1]);
     if (getenv("TAGG_TEST_EXPECT_COMP") && atoi(getenv("TAGG_TEST_EXPECT_COMP")) && zsum == 0) {
         if (rank == 0)
             fprintf(stderr, "TAGG_TEST_EXPECT_COMP=1 but no stripe went through a codec in the whole run\n");

@@ -294,6 +294,51 @@ static void test_writers_per_node(void **state) {
 /* A client known to serialise a file's writes (serial_writes: FUSE), no
  * calibration of writers together: one aggregator per node for writes into
  * one file, and a node's direct writes cost the sum of its ranks'. */
+/* dio_block: a single domain of data after HDF5's 2 KiB header starts at the
+ * data's first whole block (rounds are whole blocks in the file and the
+ * buffers), unless that costs the one round the data alone fits. Worked out:
+ * 256 MiB of column blocks from 2048 with 4 MiB buffers: without, [2048, ...)
+ * in 64 rounds; with 4 KiB blocks, [0, ...) in 65 (the last holds 2 KiB). 8
+ * MiB from 2048 fits the 2 x 4 MiB buffers in one round; from 0 it would need
+ * 9 MiB (the 1 MiB unit): it stays at 2048; 7 MiB fits from 0 as well.
+ * Several domains start at the unit anyway. */
+static void test_dio_block(void **state) {
+  (void)state;
+  fx_t fx;
+  fx_init(&fx, 2, 2);
+  fx.in.one_file = 1, fx.in.naggr = 1;
+  for (int r = 0; r < 2; r++) row(&fx, r, 2048 + (uint64_t)r * 64 * KiB, 2048, 64 * KiB, 128 * KiB);
+  tagg_call_plan_t p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_AGGREGATE);
+  assert_int_equal(p.lo, 2048);
+  assert_int_equal(p.nrounds, 64);
+  tagg_call_plan_free(&p);
+  fx.in.dio_block = 4 * KiB;
+  p = plan_ok(&fx);
+  assert_int_equal(p.lo, 0);
+  assert_int_equal(p.round, 4 * MiB);
+  assert_int_equal(p.nrounds, 65);
+  tagg_call_plan_free(&p);
+  for (int r = 0; r < 2; r++) row(&fx, r, 2048 + (uint64_t)r * 4 * KiB, 1024, 4 * KiB, 8 * KiB); /* 8 MiB */
+  p = plan_ok(&fx);
+  assert_int_equal(p.lo, 2048);
+  assert_int_equal(p.nrounds, 1);
+  tagg_call_plan_free(&p);
+  for (int r = 0; r < 2; r++) row(&fx, r, 2048 + (uint64_t)r * 4 * KiB, 896, 4 * KiB, 8 * KiB); /* 7 MiB: 1 round from 0 too */
+  p = plan_ok(&fx);
+  assert_int_equal(p.lo, 0);
+  assert_int_equal(p.nrounds, 1);
+  tagg_call_plan_free(&p);
+  fx.in.naggr = 2;
+  for (int r = 0; r < 2; r++) row(&fx, r, 2048 + (uint64_t)r * 64 * KiB, 2048, 64 * KiB, 128 * KiB);
+  p = plan_ok(&fx);
+  assert_int_equal(p.ndom, 2);
+  assert_int_equal(p.lo, 0);
+  assert_int_equal(p.dsize % MiB, 0);
+  tagg_call_plan_free(&p);
+  fx_free(&fx);
+}
+
 static void test_serial_writes(void **state) {
   (void)state;
   fx_t fx;
@@ -601,7 +646,7 @@ static void test_memory_64k(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decision_basics), cmocka_unit_test(test_decision_by_cost),
-      cmocka_unit_test(test_fs_request_time), cmocka_unit_test(test_writers_per_node), cmocka_unit_test(test_serial_writes),
+      cmocka_unit_test(test_fs_request_time), cmocka_unit_test(test_writers_per_node), cmocka_unit_test(test_serial_writes), cmocka_unit_test(test_dio_block),
       cmocka_unit_test(test_partition),
       cmocka_unit_test(test_election),        cmocka_unit_test(test_owner_constraint),
       cmocka_unit_test(test_same_shape),      cmocka_unit_test(test_coverage),

@@ -22,6 +22,8 @@
 #     --cases a,b,...    only these cases (default all; --list shows them)
 #     --read-cache M     drop|fadvise|none, passed to tagg-bench (default drop)
 #     --variants a,b,... only these tagg-bench variants (default all; the workflow's tagg-nvr always runs)
+#     --extra-tagg NAME=CFG  one more tagg variant in every case (repeatable), e.g.
+#                        tagg-nodio=direct_io=off: an A/B of one setting in the same run
 #     --h5bench PATH     also run h5bench itself (h5bench_write built by hand, see
 #                        h5bench-configs/README.md) on plain MPI-IO and through the tagg VOL; the
 #                        h5b-* cases run its write patterns in tagg-bench on every variant
@@ -39,6 +41,7 @@
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=$REPO/build OUT= LABEL= NP=2 REPS=5 SCALE=full CASES=all CACHE=drop H5BW= LIST=0 DIR= VARIANTS= CALIBRATE=0
+EXTRA=()
 die() { echo "compare-drivers: $*" >&2; exit 2; }
 # The summary table of a run directory (summary.csv, dd.csv, run.env), also
 # printed again by --summary OUT. Bandwidths with 3 significant digits.
@@ -74,6 +77,7 @@ while [ $# -gt 0 ]; do
     --read-cache) CACHE=${2:?}; shift 2 ;;
     --h5bench) H5BW=${2:?}; shift 2 ;;
     --variants) VARIANTS=${2:?}; shift 2 ;;
+    --extra-tagg) [[ ${2:-} == ?*=* ]] || die "--extra-tagg: expected NAME=CONFIG, got '${2:-}'"; EXTRA+=("$2"); shift 2 ;;
     --calibrate) CALIBRATE=1; shift ;;
     --list) LIST=1; shift ;;
     --summary) print_summary "${2:?}"; exit $? ;;
@@ -219,6 +223,7 @@ while IFS='|' read -r name what full tiny; do
   # shellcheck disable=SC2206
   argv=($args)
   [ -z "$VARIANTS" ] || argv+=(--variants "$VARIANTS")
+  for x in "${EXTRA[@]}"; do argv+=(--extra-tagg "$x"); done
   [ -z "$TIERS" ] || argv+=(--tagg-config "layout=shared;tiers=$TIERS")
   lb=$(load)
   say ""

@@ -101,6 +101,10 @@ typedef struct tagg_call_in {
                                       file (Linux FUSE takes the file's lock for each write): without a
                                       calibration of writers together (fs->ranks >= 2), a node's direct
                                       writes take turns and one aggregator per node gets what several would */
+  uint64_t dio_block;              /* > 0: the aggregators access the file with O_DIRECT in whole blocks of
+                                      this size (their unaligned ends buffered): a single domain starts at a
+                                      multiple of it, so that its rounds are whole blocks in the file and in
+                                      the buffers; 0: it starts where the data does */
   tagg_aggregate_t mode;
   const tagg_fs_perf_t *fs;        /* NULL: the tiers' target */
   double sync_cost;                /* seconds per synchronisation (0: 20 x the MPI latency) */

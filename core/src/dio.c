@@ -1,0 +1,145 @@
+/* Direct I/O for a layout's large accesses (dio.h). */
+#define _GNU_SOURCE
+#include "dio.h"
+
+#include "error.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void tagg_dio_init(tagg_dio_t *d, const tagg_dio_ops_t *ops, void *ctx, const char *name, int enabled, uint64_t min,
+                   uint64_t *bytes)
+{
+    memset(d, 0, sizeof *d);
+    d->ops   = ops;
+    d->ctx   = ctx;
+    d->name  = name;
+    d->min   = min;
+    d->align = TAGG_DIO_ALIGN;
+    d->state = enabled ? TAGG_DIO_UNTRIED : TAGG_DIO_OFF;
+    d->fd    = -1;
+    d->bytes = bytes;
+    pthread_mutex_init(&d->mu, NULL);
+}
+
+void tagg_dio_fini(tagg_dio_t *d)
+{
+    if (d->fd >= 0)
+        close(d->fd);
+    d->fd = -1;
+    free(d->bounce);
+    d->bounce = NULL;
+    pthread_mutex_destroy(&d->mu);
+}
+
+/* The direct descriptor, opened on first use; -1 when the file stays buffered. */
+static int descriptor(tagg_dio_t *d)
+{
+    pthread_mutex_lock(&d->mu);
+    if (d->state == TAGG_DIO_UNTRIED) {
+        d->fd    = d->ops->open(d->ctx);
+        d->state = d->fd >= 0 ? TAGG_DIO_ON : TAGG_DIO_OFF;
+    }
+    int fd = d->state == TAGG_DIO_ON ? d->fd : -1;
+    pthread_mutex_unlock(&d->mu);
+    return fd;
+}
+
+/* The file system refused a direct access (EINVAL): buffered from now on. The
+ * descriptor stays open until fini (another thread may be using it). */
+static void refused(tagg_dio_t *d)
+{
+    pthread_mutex_lock(&d->mu);
+    d->state = TAGG_DIO_OFF;
+    pthread_mutex_unlock(&d->mu);
+}
+
+/* Atomic: the counters are the file's, which several of a layout's files
+ * (subfiles) may add to from several threads. */
+static void count(tagg_dio_t *d, int write, uint64_t n)
+{
+    __atomic_fetch_add(&d->bytes[write ? 1 : 0], n, __ATOMIC_RELAXED);
+}
+
+/* One direct request of n bytes (aligned) at off from or into mem (aligned).
+ * Returns the bytes moved (a short read at the end of the file: fewer), or -1
+ * with errno. */
+static ssize_t one(int fd, int write, uint64_t off, size_t n, char *mem)
+{
+    ssize_t got;
+    do
+        got = write ? pwrite(fd, mem, n, (off_t)off) : pread(fd, mem, n, (off_t)off);
+    while (got < 0 && errno == EINTR);
+    return got;
+}
+
+/* The aligned middle [off, off + len) through the descriptor, from or into
+ * mem; the bounce buffer when mem is not aligned (then *bounced is set and
+ * the mutex is held by the caller). Returns the bytes moved directly (*done),
+ * 0 or -1 with errno (EINVAL: refused). Stops early, without error, at a
+ * short transfer (the rest goes buffered). */
+static int middle(int fd, int write, uint64_t off, uint64_t len, char *mem, char *bounce, uint64_t *done)
+{
+    *done = 0;
+    while (*done < len) {
+        size_t n = bounce ? (len - *done < TAGG_DIO_BOUNCE ? (size_t)(len - *done) : TAGG_DIO_BOUNCE)
+                          : (len - *done < ((uint64_t)1 << 30) ? (size_t)(len - *done) : (size_t)1 << 30);
+        char *at = bounce ? bounce : mem + *done;
+        if (bounce && write)
+            memcpy(bounce, mem + *done, n);
+        ssize_t got = one(fd, write, off + *done, n, at);
+        if (got < 0)
+            return -1;
+        if (bounce && !write && got > 0)
+            memcpy(mem + *done, bounce, (size_t)got);
+        *done += (uint64_t)got;
+        if ((size_t)got < n)
+            break;
+    }
+    return 0;
+}
+
+int tagg_dio_access(tagg_dio_t *d, int write, uint64_t off, uint64_t len, void *buf)
+{
+    uint64_t A = d->align, a = (off + A - 1) / A * A, b = (off + len) / A * A;
+    int      fd = len >= d->min && b > a && b - a >= d->min ? descriptor(d) : -1;
+    if (fd < 0)
+        return d->ops->buffered(d->ctx, write, off, len, buf);
+    char *mem     = (char *)buf;
+    int   aligned = ((uintptr_t)(mem + (a - off)) % A) == 0;
+    /* head first, then the middle, then the tail: a file grows in order */
+    if (a > off && d->ops->buffered(d->ctx, write, off, a - off, mem) < 0)
+        return -1;
+    uint64_t done = 0;
+    int      rc, err;
+    if (aligned) {
+        rc  = middle(fd, write, a, b - a, mem + (a - off), NULL, &done);
+        err = errno;
+    } else {
+        pthread_mutex_lock(&d->mu);
+        if (!d->bounce && posix_memalign((void **)&d->bounce, A, TAGG_DIO_BOUNCE) != 0)
+            d->bounce = NULL;
+        if (d->bounce) {
+            rc  = middle(fd, write, a, b - a, mem + (a - off), d->bounce, &done);
+            err = errno;
+        } else
+            rc = 0, done = 0, err = 0; /* no bounce buffer: buffered */
+        pthread_mutex_unlock(&d->mu);
+    }
+    if (rc < 0 && err != EINVAL) {
+        TAGG_ERR(TAGG_E_IO, "direct %s of %llu bytes at offset %llu of '%s' failed: %s", write ? "write" : "read",
+                 (unsigned long long)(b - a - done), (unsigned long long)(a + done), d->name, strerror(err));
+        errno = err; /* for callers that report errno */
+        return -1;
+    }
+    if (rc < 0) /* EINVAL: the file system takes no direct access here; nothing was moved by the refused request */
+        refused(d);
+    if (done)
+        count(d, write, done);
+    /* the rest: after a refusal or a short transfer, and the tail */
+    if (a + done == off + len)
+        return 0;
+    return d->ops->buffered(d->ctx, write, a + done, off + len - (a + done), mem + (a + done - off));
+}

@@ -34,25 +34,30 @@ typedef struct {
     int             opened, amode, own; /* own: this rank's handle on MPI_COMM_SELF */
     pthread_mutex_t mu;                 /* the first access (asynchronous workers too) */
     tagg_dio_t      dio;                /* large accesses with O_DIRECT (direct_io) */
+    dev_t           dev;                /* direct_io: the file the path named right after MPI-IO opened it */
+    ino_t           ino;
+    int             known;
 } shared_t;
 
 static MPI_File handle(tagg_file_t *f);
 static int      romio_access(void *ctx, int write, uint64_t off, uint64_t len, void *buf);
 
 /* direct_io: a second descriptor of the file, with O_DIRECT. The path is the
- * one MPI-IO opened on this rank (its handle first, so that its sync covers
- * the file); not followed when it is a link, not opened when ROMIO reads a
- * prefix from it ("ufs:", "lustre:"), and it must be the regular file. */
+ * user's, the one MPI-IO opened on this rank (its handle first, so that its
+ * sync covers the file); not followed when it is a link, not opened when
+ * ROMIO reads a prefix from it ("ufs:", "lustre:"); it must be the regular
+ * file the path named right after MPI-IO's open (else this rank stays
+ * buffered: the name was moved in between). */
 static int dio_open(void *ctx)
 {
     tagg_file_t *f = ctx;
     shared_t    *s = f->store;
     const char  *colon = strchr(f->path, ':'), *slash = strchr(f->path, '/');
-    if ((colon && (!slash || colon < slash)) || handle(f) == MPI_FILE_NULL)
+    if ((colon && (!slash || colon < slash)) || handle(f) == MPI_FILE_NULL || !s->known)
         return -1;
     int fd = open(f->path, (s->amode & MPI_MODE_RDWR ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC | O_NOFOLLOW);
     struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != s->dev || st.st_ino != s->ino)) {
         close(fd);
         fd = -1;
     }
@@ -83,6 +88,9 @@ static int open_handle(tagg_file_t *f, shared_t *s, MPI_Comm comm, int amode)
     }
     MPI_File_set_errhandler(s->fh, MPI_ERRORS_RETURN);
     s->opened = 1;
+    struct stat st; /* direct_io: what the name holds now, for dio_open */
+    if (s->dio.state != TAGG_DIO_OFF && stat(f->path, &st) == 0)
+        s->dev = st.st_dev, s->ino = st.st_ino, s->known = 1;
     return 0;
 }
 

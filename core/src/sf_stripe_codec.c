@@ -89,22 +89,6 @@ void tagg_sfz_free(tagg_sfz_t *z)
     pthread_mutex_destroy(&z->mu);
 }
 
-static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
-{
-    const char *b = buf;
-    for (size_t done = 0; done < n;) {
-        ssize_t got = pwrite(fd, b + done, n - done, (off_t)(off + done));
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0) {
-            if (got == 0)
-                errno = ENOSPC;
-            return -1;
-        }
-        done += (size_t)got;
-    }
-    return 0;
-}
 
 /* Incompressible data should not pay for compressing it whole: before a large
  * stripe is compressed, three samples (its start, middle and end, 16 KiB each)
@@ -154,7 +138,7 @@ int tagg_sfz_put_whole(tagg_sfz_t *z, int fd, uint64_t base, const void *buf, si
             stored += TAGG_SFZ_HDR;
             static const char zero = 0;
             /* the block, then the slot's last byte: the subfile keeps the raw layout's size */
-            if (pwrite_all(fd, z->zbuf, stored, base) < 0 || pwrite_all(fd, &zero, 1, base + len - 1) < 0)
+            if (tagg_sf_pwrite_all(fd, z->zbuf, stored, base) < 0 || tagg_sf_pwrite_all(fd, &zero, 1, base + len - 1) < 0)
                 rc = -1;
             packed = 1;
         }
@@ -166,7 +150,7 @@ int tagg_sfz_put_whole(tagg_sfz_t *z, int fd, uint64_t base, const void *buf, si
     }
     if (rc == 0 && !packed) {
         stored = len;
-        if (pwrite_all(fd, buf, len, base) < 0)
+        if (tagg_sf_pwrite_all(fd, buf, len, base) < 0)
             rc = -1;
         else if (z->enc)
             __atomic_add_fetch(&z->raw_stripes, 1, __ATOMIC_RELAXED);
@@ -334,7 +318,7 @@ static int expand_locked(tagg_sfz_t *z, int fd, uint64_t base, uint64_t len, uin
             memcpy(old, z->lbuf + in, n);
         if (buf)
             memcpy(z->lbuf + in, buf, n);
-        if (pwrite_all(fd, z->lbuf, (size_t)len, base) < 0) {
+        if (tagg_sf_pwrite_all(fd, z->lbuf, (size_t)len, base) < 0) {
             tagg_errmsg(err, errlen, "write of an expanded stripe at offset %" PRIu64 " failed: %s", base, strerror(errno));
             return -1;
         }
@@ -343,7 +327,7 @@ static int expand_locked(tagg_sfz_t *z, int fd, uint64_t base, uint64_t len, uin
     }
     if (old && pread_zero(fd, old, n, base + in, UINT64_MAX, err, errlen) < 0)
         return -1;
-    if (buf && pwrite_all(fd, buf, n, base + in) < 0) {
+    if (buf && tagg_sf_pwrite_all(fd, buf, n, base + in) < 0) {
         tagg_errmsg(err, errlen, "write of %zu bytes at offset %" PRIu64 " failed: %s", n, base + in, strerror(errno));
         return -1;
     }

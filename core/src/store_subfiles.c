@@ -172,6 +172,8 @@ static void sub_free(sub_t *s)
     tagg_notes_free(&s->checked);
     tagg_sfz_free(&s->z), free(s->zbuf);
     tagg_sub_dio_free(s);
+    for (int i = 0; i < TAGG_SUB_COPIES; i++)
+        free(s->copy[i].buf);
     free(s->vbuf);
     if (s->held)
         held_note(NULL, 0, &s->hdev, &s->hino);

@@ -25,6 +25,8 @@
 #include <sys/types.h>
 
 #define ERRLEN 1024
+#define TAGG_SUB_COPIES 16                        /* verified stripes kept per rank and open, at most */
+#define TAGG_SUB_COPY_BYTES ((uint64_t)32 << 20) /* ... and their bytes, at most (one stripe at least) */
 #define NODELEN 256 /* node names */
 #define DIRLEN 1024 /* node-local directories */
 
@@ -50,7 +52,16 @@ typedef struct {
     notes_t         written; /* writers: stripes this rank wrote (FULL with crc, or DIRTY) */
     notes_t         checked; /* readers: stripes (legacy formats: subfiles) this rank verified */
     char           *vbuf;    /* one stripe, for verification */
-    uint64_t        vkey;    /* verify: vbuf holds the verified stripe of key vkey - 1 (0: none) */
+    /* verify: the last stripes this rank checked, kept to serve its further
+     * reads of them (store_subfiles_io.c); at most TAGG_SUB_COPIES and
+     * TAGG_SUB_COPY_BYTES in all, allocated as used */
+    struct sub_copy {
+        uint64_t key;  /* stripe key + 1; 0: empty */
+        uint64_t used; /* clock of the last read it served */
+        char    *buf;  /* one stripe, block-aligned */
+    } copy[TAGG_SUB_COPIES];
+    int             ncopy;  /* slots this open may use */
+    uint64_t        vclock;
     uint64_t        cut;     /* smallest size set in this open (UINT64_MAX: none) */
     pthread_mutex_t mu;      /* the notes (async workers write too) */
     int             held;    /* rank 0 of a writer: the index is in held[] */

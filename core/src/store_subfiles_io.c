@@ -90,25 +90,7 @@ static int dio_buffered(void *ctx, int write, uint64_t off, uint64_t len, void *
 {
     const struct sub_dctx *c  = ctx;
     int                    fd = c->s->fd[c->k];
-    char                  *b  = buf;
-    for (uint64_t done = 0; done < len;) {
-        ssize_t got = write ? pwrite(fd, b + done, len - done, (off_t)(off + done))
-                            : pread(fd, b + done, len - done, (off_t)(off + done));
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return -1;
-        if (got == 0 && write) {
-            errno = ENOSPC; /* a write that writes nothing */
-            return -1;
-        }
-        if (got == 0) {
-            memset(b + done, 0, (size_t)(len - done));
-            break;
-        }
-        done += (uint64_t)got;
-    }
-    return 0;
+    return write ? tagg_sf_pwrite_all(fd, buf, (size_t)len, off) : tagg_sf_pread_upto(fd, buf, (size_t)len, off, UINT64_MAX);
 }
 
 static const tagg_dio_ops_t sub_dio = {.open = dio_open, .buffered = dio_buffered};
@@ -152,20 +134,7 @@ void tagg_sub_dio_free(sub_t *s)
 static int sub_rw(sub_t *s, uint32_t k, int fd, int write, uint64_t local, uint64_t n, char *buf, uint64_t limit)
 {
     if (!s->dio || k >= s->ix.count || fd != s->fd[k]) {
-        if (!write)
-            return tagg_sf_pread_upto(fd, buf, (size_t)n, local, limit);
-        for (uint64_t done = 0; done < n;) {
-            ssize_t got = pwrite(fd, buf + done, n - done, (off_t)(local + done));
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (got <= 0) {
-                if (got == 0)
-                    errno = ENOSPC;
-                return -1;
-            }
-            done += (uint64_t)got;
-        }
-        return 0;
+        return write ? tagg_sf_pwrite_all(fd, buf, (size_t)n, local) : tagg_sf_pread_upto(fd, buf, (size_t)n, local, limit);
     }
     uint64_t m = write || local + n <= limit ? n : local >= limit ? 0 : limit - local;
     if (m < n)
@@ -183,7 +152,6 @@ static int verify_whole(tagg_file_t *f, int fd, uint32_t k, const char *name)
     struct stat            st;
     if (!tagg_sub_vbuf(s))
         return -1;
-    s->vkey = 0; /* vbuf is scratch here */
     if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != e->size) {
         TAGG_ERR(TAGG_E_IO, "SIZE MISMATCH: '%s' has %llu bytes, the index records %llu (see tagg-fuse --check)", name,
                  (unsigned long long)st.st_size, (unsigned long long)e->size);
@@ -259,6 +227,37 @@ static int read_base_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_
     return 0;
 }
 
+/* verify: the copy of the checked stripe of key (2 j + space), or NULL. */
+static struct sub_copy *copy_find(sub_t *s, uint64_t key)
+{
+    for (int i = 0; i < s->ncopy; i++)
+        if (s->copy[i].key == key + 1)
+            return &s->copy[i];
+    return NULL;
+}
+
+/* verify: a slot for a stripe about to be checked (empty, and its memory
+ * allocated): an unused one, else the one that served a read longest ago.
+ * NULL with an error pushed (no memory). */
+static struct sub_copy *copy_take(sub_t *s)
+{
+    uint64_t S = s->ix.stripe;
+    if (!s->ncopy) {
+        uint64_t n = TAGG_SUB_COPY_BYTES / S;
+        s->ncopy   = n < 1 ? 1 : n > TAGG_SUB_COPIES ? TAGG_SUB_COPIES : (int)n;
+    }
+    struct sub_copy *c = &s->copy[0];
+    for (int i = 0; i < s->ncopy && c->key; i++)
+        if (!s->copy[i].key || s->copy[i].used < c->used)
+            c = &s->copy[i];
+    c->key = 0;
+    if (!c->buf && posix_memalign((void **)&c->buf, TAGG_DIO_ALIGN, (size_t)S) != 0) {
+        c->buf = NULL;
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory (a stripe of %llu bytes for checksums)", (unsigned long long)S);
+    }
+    return c->buf ? c : NULL;
+}
+
 /* A read of a read-only open: n bytes at local in fd, stripe j of space sp
  * (0 data, 1 metadata file), never past the recorded size; verified the first
  * time this rank reads the stripe. */
@@ -283,23 +282,24 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
                 return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
         }
     }
-    else if (s->verify && (s->vkey == 2 * j + (uint64_t)sp + 1 || !tagg_notes_get(&s->checked, 2 * j + (uint64_t)sp))) {
-        /* the first read of the stripe reads it whole and checks it; the
-         * verified copy then serves this rank's reads of it until another
-         * stripe is checked (HDF5 reads a compound's records once per member) */
-        uint64_t key = 2 * j + (uint64_t)sp, slen = tagg_sf_stripe_len(s->ix.logical_size, S, j);
-        uint64_t base = sp ? j * S : local - local % S, got;
-        if (slen && s->vkey != key + 1) {
-            if (!tagg_sub_vbuf(s))
+    else if (s->verify) {
+        /* the first read of a stripe reads it whole into a copy and checks
+         * it; the copy serves this rank's further reads of it while it is
+         * among the last ones checked (HDF5 reads a compound's records once
+         * per member, every member across the same stripes) */
+        uint64_t         key = 2 * j + (uint64_t)sp, slen = tagg_sf_stripe_len(s->ix.logical_size, S, j);
+        uint64_t         base = sp ? j * S : local - local % S, got;
+        struct sub_copy *c = slen ? copy_find(s, key) : NULL;
+        if (slen && !c && !tagg_notes_get(&s->checked, key)) {
+            if (!(c = copy_take(s)))
                 return -1;
-            s->vkey = 0;
-            if (sub_rw(s, k, fd, 0, base, slen, s->vbuf, limit) < 0) {
+            if (sub_rw(s, k, fd, 0, base, slen, c->buf, limit) < 0) {
                 TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
                 return -1;
             }
             const tagg_sf_stripe_t *st = sp ? s->ix.mst : s->ix.st;
             uint64_t                nst = sp ? s->ix.nmst : s->ix.nst;
-            if (!tagg_sf_stripe_ok(st, nst, j, s->vbuf, (size_t)slen, &got)) {
+            if (!tagg_sf_stripe_ok(st, nst, j, c->buf, (size_t)slen, &got)) {
                 const tagg_sf_stripe_t *r = tagg_sf_stripe_find(st, nst, j);
                 char                    what[40];
                 if (sp)
@@ -317,15 +317,16 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
             }
             if (tagg_notes_put(&s->checked, key, NOTE_VERIFIED, 0) < 0)
                 return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
-            s->vkey = key + 1;
+            c->key = key + 1;
             f->stats.sf_verified++;
         }
-        else if (slen)
+        else if (c)
             f->stats.sf_from_copy++;
-        if (slen) {
+        if (c) {
             uint64_t in = local - base; /* the piece from the verified copy */
+            c->used     = ++s->vclock;
             if (in < slen)
-                memcpy(buf, s->vbuf + in, (size_t)(n < slen - in ? n : slen - in));
+                memcpy(buf, c->buf + in, (size_t)(n < slen - in ? n : slen - in));
             if (in + n > slen)
                 memset(buf + (in < slen ? slen - in : 0), 0, (size_t)(in + n - (in > slen ? in : slen)));
             return 0;

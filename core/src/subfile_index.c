@@ -151,6 +151,23 @@ int tagg_sf_pread_upto(int fd, void *buf, size_t len, uint64_t off, uint64_t lim
     return 0;
 }
 
+int tagg_sf_pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
+{
+    const char *b = buf;
+    for (size_t done = 0; done < n;) {
+        ssize_t got = pwrite(fd, b + done, n - done, (off_t)(off + done));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            if (got == 0)
+                errno = ENOSPC;
+            return -1;
+        }
+        done += (size_t)got;
+    }
+    return 0;
+}
+
 static int cmp_stripe(const void *a, const void *b)
 {
     uint64_t x = ((const tagg_sf_stripe_t *)a)->j, y = ((const tagg_sf_stripe_t *)b)->j;

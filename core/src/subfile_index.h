@@ -174,6 +174,9 @@ int tagg_sf_all_zero(const void *buf, size_t len);
 /* Reads len bytes at off of fd: bytes at or past limit, or past the end of
  * the file, read as zeros (nothing past limit is read). 0 or -1 (errno). */
 int tagg_sf_pread_upto(int fd, void *buf, size_t len, uint64_t off, uint64_t limit);
+/* Writes all n bytes at off (EINTR retried): 0, or -1 with errno (ENOSPC for
+ * a write that wrote nothing). */
+int tagg_sf_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);
 /* Logical stripe j of a format 3 file, verified: from fds[j mod N] (subfile
  * sizes as the index records), with the metadata file's stripe j ORed in when
  * meta_fd >= 0 (node-local subfiles). buf holds len(j) bytes. 0 or -1 with a

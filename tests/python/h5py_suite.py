@@ -8,6 +8,8 @@ after the other, each in a fresh interpreter and temporary directory:
   sec2      no HDF5_* / TAGG_* variables: the baseline, computed in this run
   shared    HDF5_PLUGIN_PATH + HDF5_DRIVER=tagg (serial files through tagg)
   subfiles  the same with HDF5_DRIVER_CONFIG=layout=subfiles
+  direct    the shared layout with direct_io=on;direct_io_min=4K (O_DIRECT for
+            every access with a whole 4 KiB block; the summary must count some)
 
 and requires of each tagg variant the baseline's result: the same failed and
 errored test ids, the same skipped count, and the same passed count. The only
@@ -30,7 +32,7 @@ import xml.etree.ElementTree as ET
 INHERENT = {
     **{
         f"tests.test_h5pl::{name}": (
-            ("shared", "subfiles"),
+            ("shared", "subfiles", "direct"),
             "library initialization failed",
             "the test starts a child interpreter with HDF5_PLUGIN_PATH replaced by a directory "
             "that does not hold the tagg plugin while HDF5_DRIVER=tagg stays set: HDF5 cannot load "
@@ -87,7 +89,12 @@ def variant_env(name, plugins, summary):
         env["TAGG_SUMMARY"] = summary
     if name == "subfiles":
         env["HDF5_DRIVER_CONFIG"] = "layout=subfiles"
+    if name == "direct":
+        env["HDF5_DRIVER_CONFIG"] = "direct_io=on;direct_io_min=4K"
     return env
+
+
+LAYOUT = {"shared": "shared", "subfiles": "subfiles", "direct": "shared"}
 
 
 def run_variant(name, plugins, work):
@@ -144,17 +151,23 @@ def check_summary(name, work):
         return ["tagg wrote no summary: no file went through tagg"]
     with open(path) as f:
         lines = [line for line in f if line.startswith("tagg: file=")]
-    ours = [line for line in lines if f" layout={name} " in line and " ranks=1 " in line]
-    print(f"[{name}] tagg summary: {len(lines)} files with I/O, {len(ours)} of them layout={name} on 1 rank")
+    layout = LAYOUT[name]
+    ours = [line for line in lines if f" layout={layout} " in line and " ranks=1 " in line]
+    print(f"[{name}] tagg summary: {len(lines)} files with I/O, {len(ours)} of them layout={layout} on 1 rank")
     problems = []
     if len(ours) < 100:  # the suite writes hundreds of files
-        problems.append(f"only {len(ours)} summary lines with layout={name} ranks=1: the suite did not go through tagg")
+        problems.append(f"only {len(ours)} summary lines with layout={layout} ranks=1: the suite did not go through tagg")
+    if name == "direct":
+        moved = sum(int(m) for line in ours for m in re.findall(r" dio_(?:read|write)_bytes=(\d+)", line))
+        print(f"[{name}] bytes moved with O_DIRECT: {moved}")
+        if moved == 0:
+            problems.append("direct_io=on, yet no byte moved with O_DIRECT")
     # Files tagg did not write (h5py's test data, files made by another driver)
     # are read in the layout they have: only reads are allowed there.
     for line in lines:
         if line not in ours and not (" ranks=1 " in line and " raw_write_bytes=0 " in line
                                      and " md_write_bytes=0 " in line):
-            problems.append(f"written, but not layout={name} on one rank: {line.strip()}")
+            problems.append(f"written, but not layout={layout} on one rank: {line.strip()}")
     return problems
 
 
@@ -190,7 +203,7 @@ def main():
         print(__doc__)
         return 2
     plugins, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    variants = sys.argv[3:] or ["shared", "subfiles"]
+    variants = sys.argv[3:] or ["shared", "subfiles", "direct"]
     os.makedirs(work, exist_ok=True)
     base, elapsed, err = run_variant("sec2", plugins, work)
     if err:

@@ -218,7 +218,8 @@ static int read_base_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_
     int zr = !sp && tagg_sub_zmay(s, j) ? zread(f, fd, k, j, base, S, s->vbuf, name, UINT64_MAX) : 0;
     if (zr < 0)
         return -1;
-    if (!zr && sub_rw(s, k, fd, 0, base, S, s->vbuf, UINT64_MAX, 1) < 0) {
+    /* directly only when the read wants the whole stripe (as read_checked) */
+    if (!zr && sub_rw(s, k, fd, 0, base, S, s->vbuf, UINT64_MAX, local == base && n >= S) < 0) {
         TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
         return -1;
     }

@@ -76,10 +76,10 @@ static ssize_t one(int fd, int write, uint64_t off, size_t n, char *mem)
 }
 
 /* The aligned middle [off, off + len) through the descriptor, from or into
- * mem; the bounce buffer when mem is not aligned (then *bounced is set and
- * the mutex is held by the caller). Returns the bytes moved directly (*done),
- * 0 or -1 with errno (EINVAL: refused). Stops early, without error, at a
- * short transfer (the rest goes buffered). */
+ * mem, through bounce (not NULL: mem is not aligned; the caller holds the
+ * mutex). The bytes moved directly in *done; 0, or -1 with errno (EINVAL:
+ * refused). Stops early, without error, at a short transfer (the rest goes
+ * buffered). */
 static int middle(int fd, int write, uint64_t off, uint64_t len, char *mem, char *bounce, uint64_t *done)
 {
     *done = 0;
@@ -119,7 +119,7 @@ int tagg_dio_access(tagg_dio_t *d, int write, uint64_t off, uint64_t len, void *
         err = errno;
     } else {
         pthread_mutex_lock(&d->mu);
-        if (!d->bounce && posix_memalign((void **)&d->bounce, A, TAGG_DIO_BOUNCE) != 0)
+        if (!d->bounce && posix_memalign((void **)&d->bounce, A > TAGG_DIO_ALIGN ? A : TAGG_DIO_ALIGN, TAGG_DIO_BOUNCE) != 0)
             d->bounce = NULL;
         if (d->bounce) {
             rc  = middle(fd, write, a, b - a, mem + (a - off), d->bounce, &done);

@@ -2,12 +2,19 @@
 #define _GNU_SOURCE
 #include "dio.h"
 
+#include "config.h"
 #include "error.h"
+#include "fs_kind.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+int tagg_dio_wanted(int mode, unsigned fs_view)
+{
+    return mode == TAGG_DIO_MODE_ON || (mode == TAGG_DIO_MODE_AUTO && (fs_view & TAGG_FS_SERIAL));
+}
 
 void tagg_dio_init(tagg_dio_t *d, const tagg_dio_ops_t *ops, void *ctx, const char *name, int enabled, uint64_t min,
                    uint64_t *bytes)

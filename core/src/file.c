@@ -3,6 +3,7 @@
 #include "async.h"
 #include "error.h"
 #include "h5ctx.h"
+#include "fs_kind.h"
 #include "io.h"
 #include "mpi_wait.h"
 #include "sf_stripe_codec.h"
@@ -180,6 +181,13 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                     (unsigned long long)t->extents[TAGG_WRITE], (unsigned long long)t->extents[TAGG_READ],
                     (unsigned long long)t->aggr_calls[TAGG_WRITE], (unsigned long long)t->aggr_calls[TAGG_READ], nvr,
                     comp, extra, async, wb, sf, dio);
+}
+
+unsigned tagg_file_fs_view(tagg_file_t *f)
+{
+    if (!f->fs_view_read)
+        f->fs_view = tagg_fs_view(f->path), f->fs_view_read = 1;
+    return f->fs_view;
 }
 
 static void file_free(tagg_file_t *f)

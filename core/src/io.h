@@ -102,6 +102,8 @@ struct tagg_file {
     int                       atomic;          /* MPI atomic mode (H5Fset_mpi_atomicity): no write is staged */
     unsigned                  comp_codec;      /* layout=subfiles: the codec of this open's whole-stripe writes
                                                 * (sf_stripe_codec.h id, 0 none; compression=auto: rank 0's choice) */
+    unsigned                  fs_view;         /* tagg_file_fs_view: this rank's view, read once */
+    int                       fs_view_read;
 };
 
 /* HDF5-style open flags, translated by the caller (vfd) into these. */
@@ -169,6 +171,12 @@ int tagg_agree(MPI_Comm comm, int local_rc, const char *what);
  * first call), and keeps the library holding tagg mapped until then (HDF5
  * unloads plugins at H5close). 0 when fn will run, -1 when it will not. */
 int tagg_at_finalize(MPI_Comm_delete_attr_function *fn, int *keyval);
+
+/* The file system under the file's directory as this rank sees it
+ * (fs_kind.h tagg_fs_view: kind | TAGG_FS_SERIAL), read from the mount table
+ * the first time it is asked for (the engine's describe rows, the layouts'
+ * direct_io), then kept. Subfiles beside the index share its directory. */
+unsigned tagg_file_fs_view(tagg_file_t *f);
 
 /* Formats the one-line per-file summary (already reduced over ranks). */
 int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *total, char *buf, size_t len);

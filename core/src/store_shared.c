@@ -3,7 +3,6 @@
 #define _GNU_SOURCE /* O_DIRECT */
 #include "dio.h"
 #include "error.h"
-#include "fs_kind.h"
 #include "io.h"
 #include "mpi_wait.h"
 #include "store.h"
@@ -68,11 +67,9 @@ static const tagg_dio_ops_t shared_dio = {.open = dio_open, .buffered = romio_ac
 
 /* direct_io=auto: on FUSE mounts, where the client's buffered writes go one
  * request at a time (dio.h); with backend=mpiio none (ROMIO's own path). */
-static int dio_wanted(const tagg_file_t *f)
+static int dio_wanted(tagg_file_t *f)
 {
-    if (f->cfg.backend == TAGG_BACKEND_MPIIO || f->cfg.direct_io == TAGG_DIO_MODE_OFF)
-        return 0;
-    return f->cfg.direct_io == TAGG_DIO_MODE_ON || (tagg_fs_view(f->path) & TAGG_FS_SERIAL) != 0;
+    return f->cfg.backend != TAGG_BACKEND_MPIIO && tagg_dio_wanted(f->cfg.direct_io, tagg_file_fs_view(f));
 }
 
 static int open_handle(tagg_file_t *f, shared_t *s, MPI_Comm comm, int amode)

@@ -11,7 +11,6 @@
 #include "crc_shift.h"
 #include "sf_path.h"
 #include "fault.h"
-#include "fs_kind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,12 +94,13 @@ static int dio_buffered(void *ctx, int write, uint64_t off, uint64_t len, void *
 
 static const tagg_dio_ops_t sub_dio = {.open = dio_open, .buffered = dio_buffered};
 
-/* direct_io=auto: on FUSE mounts (dio.h); node-local subfiles only when on. */
-static int dio_wanted(const tagg_file_t *f, const sub_t *s)
+/* direct_io (dio.h): subfiles beside the index are on its file system;
+ * node-local subfiles only when on. */
+static int dio_wanted(tagg_file_t *f, const sub_t *s)
 {
-    if (f->cfg.direct_io == TAGG_DIO_MODE_OFF || s->ix.count == 0)
+    if (s->ix.count == 0)
         return 0;
-    return f->cfg.direct_io == TAGG_DIO_MODE_ON || (!s->ix.nvr && (tagg_fs_view(s->paths[0]) & TAGG_FS_SERIAL));
+    return s->ix.nvr ? f->cfg.direct_io == TAGG_DIO_MODE_ON : tagg_dio_wanted(f->cfg.direct_io, tagg_file_fs_view(f));
 }
 
 int tagg_sub_dio_setup(tagg_file_t *f, sub_t *s)

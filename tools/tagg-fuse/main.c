@@ -304,15 +304,9 @@ static int fuse(const char *in, const char *out)
             }
             if (tagg_sf_all_zero(buf, (size_t)len)) /* a hole stays one */
                 continue;
-            for (uint64_t w = 0; w < len;) {
-                ssize_t put = pwrite(ofd, buf + w, (size_t)(len - w), (off_t)(j * ix.stripe + w));
-                if (put < 0 && errno == EINTR)
-                    continue;
-                if (put <= 0) {
-                    fprintf(stderr, "%s: writing '%s': %s\n", prog, out, put < 0 ? strerror(errno) : "no space");
-                    goto done;
-                }
-                w += (uint64_t)put;
+            if (tagg_sf_pwrite_all(ofd, buf, (size_t)len, j * ix.stripe) < 0) { /* ENOSPC: a write wrote nothing */
+                fprintf(stderr, "%s: writing '%s': %s\n", prog, out, strerror(errno));
+                goto done;
             }
         }
         if (ftruncate(ofd, (off_t)ix.logical_size) < 0 || fsync(ofd) < 0 || close(ofd) < 0) {

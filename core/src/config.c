@@ -19,6 +19,7 @@ const char *const tagg_persistency_names[] = {"none", "job", NULL};
 const char *const tagg_aggregate_names[]   = {"auto", "always", "never", NULL};
 const char *const tagg_fs_client_names[]   = {"auto", "serial", "parallel", NULL};
 const char *const tagg_direct_io_names[]   = {"auto", "on", "off", NULL};
+const char *const tagg_file_io_names[]     = {"auto", "posix", "mpiio", NULL};
 const char *const tagg_destination_names[] = {"pfs", "nvr", NULL};
 const char *const tagg_drain_names[]       = {"none", "close", NULL};
 const char *const tagg_compression_names[] = {"none", "lz4", "zstd", "blosc-lz4", "blosc-zstd", "auto", NULL};

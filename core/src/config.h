@@ -125,6 +125,12 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "refuses O_DIRECT is accessed buffered (README: Direct I/O)")                                        \
     X(direct_io_min, SIZE, int64_t, NULL, "1M", 4096, 1LL << 40, NULL,                                      \
       "direct_io: accesses shorter than this stay buffered (HDF5's metadata accesses are far smaller)")    \
+    X(file_io, ENUM, int, NULL, "auto", 0, 0, tagg_file_io_names,                                          \
+      "how tagg's engine reaches a layout=shared file (backend=tapioca): posix = a descriptor of each "   \
+      "rank's own (open, pread/pwrite, fsync); mpiio = a handle of each rank's own on MPI_COMM_SELF "    \
+      "(ROMIO's driver for the file system: NFS's locks, Lustre, GPFS); auto = posix where ROMIO uses "  \
+      "its generic driver anyway (local file systems, tmpfs, FUSE: one round trip less per open), "      \
+      "mpiio elsewhere. A path with a ROMIO prefix (ufs:, lustre:) is always mpiio")                     \
     X(buffer_size, SIZE, int64_t, TAGG_ENV_BUFFER_SIZE, "4M", 4096, 1LL << 30, NULL,                      \
       "size of one aggregation buffer (one round)")                                                     \
     X(buffers, INT, int, NULL, "2", 2, 16, NULL, "aggregation buffers per aggregator (pipeline depth)")   \
@@ -249,6 +255,8 @@ extern const char *const tagg_fs_client_names[]; /* auto, serial, parallel: TAGG
 enum { TAGG_FS_CLIENT_AUTO = 0, TAGG_FS_CLIENT_SERIAL = 1, TAGG_FS_CLIENT_PARALLEL = 2 };
 extern const char *const tagg_direct_io_names[]; /* auto, on, off: TAGG_DIO_MODE_* */
 enum { TAGG_DIO_MODE_AUTO = 0, TAGG_DIO_MODE_ON = 1, TAGG_DIO_MODE_OFF = 2 };
+extern const char *const tagg_file_io_names[]; /* auto, posix, mpiio: TAGG_FILE_IO_* */
+enum { TAGG_FILE_IO_AUTO = 0, TAGG_FILE_IO_POSIX = 1, TAGG_FILE_IO_MPIIO = 2 };
 extern const char *const tagg_destination_names[];
 extern const char *const tagg_drain_names[];
 extern const char *const tagg_compression_names[]; /* tagg_compression_t order; codec names of codec.h */

@@ -34,22 +34,30 @@ static const tagg_store_ops_t *const stores[TAGG_LAYOUT_COUNT_] = {
  * errno an open with these flags meets before any layout is involved, 0 when
  * none (ENOENT for an absent file without CREAT, EEXIST for an existing one
  * with CREAT|EXCL; the same for both layouts: the path a user names exists
- * exactly when the file does), and sets *layout to what is there (-1: absent
+ * exactly when the file does; EISDIR for a directory, EINVAL for anything
+ * else that is not a regular file: no FIFO, socket or device), and sets *layout to what is there (-1: absent
  * or unreadable) and *seen as tagg_file_t.seen says (the store's open takes
  * it instead of looking again). One stat, and the index probe only when
  * something exists: on a parallel file system every lookup is a round trip
- * to a server. */
-static int look_at(const char *path, unsigned flags, int *layout, int *seen, char **text, size_t *len)
+ * to a server. For a read-only open, *plain_fd (may be NULL) gets the probe's
+ * descriptor of a plain file (the shared layout's POSIX access keeps it). */
+static int look_at(const char *path, unsigned flags, int *layout, int *seen, char **text, size_t *len, int *plain_fd)
 {
     struct stat sb;
     *layout = -1, *seen = 0;
     if (text)
         *text = NULL;
+    if (plain_fd)
+        *plain_fd = -1;
     if (stat(path, &sb) != 0) {
         *seen = errno == ENOENT ? 1 : 0;
         return errno == ENOENT && !(flags & TAGG_OPEN_CREAT) ? ENOENT : 0; /* another errno: the store's open says it */
     }
-    int probe = tagg_sf_probe_text(path, text, len, NULL, 0); /* an index's text comes along (the store parses it) */
+    if (!S_ISREG(sb.st_mode)) /* a FIFO would block an open, a directory is none */
+        return S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
+    /* an index's text comes along (the store parses it); a plain file's
+     * descriptor too, for a read-only open (the store may keep it) */
+    int probe = tagg_sf_probe_text(path, text, len, (flags & TAGG_OPEN_RDWR) ? NULL : plain_fd, NULL, 0);
     *layout   = probe < 0 ? -1 : probe ? TAGG_LAYOUT_SUBFILES : TAGG_LAYOUT_SHARED;
     *seen     = probe < 0 ? 0 : probe ? 3 : 2; /* unreadable: the store's open looks (and says why) */
     return (flags & TAGG_OPEN_CREAT) && (flags & TAGG_OPEN_EXCL) ? EEXIST : 0;
@@ -64,7 +72,7 @@ static int detect_layout(const char *path, MPI_Comm comm, int configured)
     int rank, found = -1, seen;
     MPI_Comm_rank(comm, &rank);
     if (rank == 0)
-        (void)look_at(path, 0, &found, &seen, NULL, NULL);
+        (void)look_at(path, 0, &found, &seen, NULL, NULL, NULL);
     if (tagg_mpi_bcast(&found, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
         found = -1;
     return found < 0 ? configured : found;
@@ -161,6 +169,10 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
     if (f->cfg.direct_io != TAGG_DIO_MODE_OFF && f->cfg.backend != TAGG_BACKEND_MPIIO)
         snprintf(dio, sizeof dio, " dio_read_bytes=%llu dio_write_bytes=%llu", (unsigned long long)t->dio_bytes[0],
                  (unsigned long long)t->dio_bytes[1]);
+    char fio[64] = "";
+    if (f->store_ops == stores[TAGG_LAYOUT_SHARED] && f->cfg.backend != TAGG_BACKEND_MPIIO)
+        snprintf(fio, sizeof fio, " posix_handles=%llu mpiio_handles=%llu", (unsigned long long)t->handles[0],
+                 (unsigned long long)t->handles[1]);
     char wb[256] = "";
     if (f->cfg.write_behind > 0 && (f->flags & TAGG_OPEN_RDWR) && !f->cfg.async)
         snprintf(wb, sizeof wb,
@@ -172,7 +184,7 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                     "tagg: file=%s driver=tagg layout=%s backend=%s ranks=%d "
                     "raw_write_bytes=%llu raw_write_calls=%llu raw_read_bytes=%llu raw_read_calls=%llu "
                     "md_write_bytes=%llu md_read_bytes=%llu coll_write_calls=%llu coll_read_calls=%llu "
-                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s%s%s%s%s%s",
+                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s%s%s%s%s%s%s",
                     slash ? slash + 1 : f->path, tagg_layout_names[f->cfg.layout], f->ops->name, f->size,
                     (unsigned long long)t->bytes[TAGG_WRITE][TAGG_RAW], (unsigned long long)t->calls[TAGG_WRITE][TAGG_RAW],
                     (unsigned long long)t->bytes[TAGG_READ][TAGG_RAW], (unsigned long long)t->calls[TAGG_READ][TAGG_RAW],
@@ -180,7 +192,7 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                     (unsigned long long)t->coll_calls[TAGG_WRITE], (unsigned long long)t->coll_calls[TAGG_READ],
                     (unsigned long long)t->extents[TAGG_WRITE], (unsigned long long)t->extents[TAGG_READ],
                     (unsigned long long)t->aggr_calls[TAGG_WRITE], (unsigned long long)t->aggr_calls[TAGG_READ], nvr,
-                    comp, extra, async, wb, sf, dio);
+                    comp, extra, async, wb, sf, dio, fio);
 }
 
 unsigned tagg_file_fs_view(tagg_file_t *f)
@@ -201,6 +213,8 @@ static void file_free(tagg_file_t *f)
     tagg_wb_free(f->wb);
     tagg_config_clear(&f->cfg);
     free(f->seen_text);
+    if (f->seen_fd >= 0)
+        close(f->seen_fd);
     free(f->path);
     free(f);
 }
@@ -301,7 +315,7 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
         rc = -1;
     }
     else {
-        f->comm = comm, f->rank = rank, f->size = nprocs, f->info = MPI_INFO_NULL;
+        f->comm = comm, f->rank = rank, f->size = nprocs, f->info = MPI_INFO_NULL, f->seen_fd = -1;
         if (info != MPI_INFO_NULL && (code = MPI_Info_dup(info, &f->info)) != MPI_SUCCESS) {
             TAGG_ERR_MPI("MPI_Info_dup", code);
             f->info = MPI_INFO_NULL, rc = -1;
@@ -340,10 +354,12 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
     int     found = -1, seen = 0;
     char   *seen_text = NULL;
     size_t  seen_len  = 0;
+    int     seen_fd   = -1;
     if (rank == 0)
-        in[3] = look_at(path, flags, &found, &seen, (flags & TAGG_OPEN_TRUNC) ? NULL : &seen_text, &seen_len);
+        in[3] = look_at(path, flags, &found, &seen, (flags & TAGG_OPEN_TRUNC) ? NULL : &seen_text, &seen_len,
+                        f ? &seen_fd : NULL);
     if (f) /* freed after the store's open, or by file_free */
-        f->seen_text = seen_text, f->seen_len = seen_len;
+        f->seen_text = seen_text, f->seen_len = seen_len, f->seen_fd = seen_fd;
     else
         free(seen_text);
     if (!(flags & TAGG_OPEN_TRUNC))
@@ -370,7 +386,7 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
             /* the wording of HDF5's POSIX drivers, which applications parse (h5py
              * raises FileNotFoundError / FileExistsError from "errno = N,") */
             TAGG_ERR(TAGG_E_IO, "unable to open file: name = '%s', errno = %d, error message = '%s'", path,
-                     (int)out[3], strerror((int)out[3]));
+                     (int)out[3], out[3] == EINVAL ? "not a regular file" : strerror((int)out[3]));
         if (f && brc == 0)
             f->ops->close(f);
         if (f)
@@ -410,6 +426,8 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
     int src = f->store_ops->open(f, flags);
     f->seen = 0;
     free(f->seen_text), f->seen_text = NULL;
+    if (f->seen_fd >= 0) /* not kept by the store */
+        close(f->seen_fd), f->seen_fd = -1;
     rc      = brc < 0 || src < 0 ? -1 : 0;
     uint64_t size = 0;
     if (rc == 0 && local_size(f, &size) < 0)

@@ -52,6 +52,9 @@ typedef struct tagg_stats {
     uint64_t sf_from_copy;  /* reads served from the rank's verified copy of the stripe they lie in */
     /* direct_io (dio.h): bytes moved with O_DIRECT, [0] read, [1] written */
     uint64_t dio_bytes[2];
+    /* layout=shared, backend=tapioca: the ranks' own handles of the file (file_io),
+     * [0] POSIX descriptors, [1] MPI-IO handles */
+    uint64_t handles[2];
 } tagg_stats_t;
 
 typedef struct tagg_file  tagg_file_t;
@@ -99,6 +102,8 @@ struct tagg_file {
                                      * the index probe): 0 not known, 1 nothing, 2 a plain file, 3 a subfile index */
     char                     *seen_text; /* with seen 3: the index's text as rank 0 read it then (NULL: not read) */
     size_t                    seen_len;
+    int                       seen_fd; /* rank 0, read-only opens with seen 2: the probe's read-only descriptor of
+                                        * the file (a store may keep it: set -1; else closed after its open) */
     int                       atomic;          /* MPI atomic mode (H5Fset_mpi_atomicity): no write is staged */
     unsigned                  comp_codec;      /* layout=subfiles: the codec of this open's whole-stripe writes
                                                 * (sf_stripe_codec.h id, 0 none; compression=auto: rank 0's choice) */

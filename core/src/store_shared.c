@@ -1,14 +1,17 @@
-/* Layout "shared": the HDF5 address space is one MPI-IO file, byte for byte,
- * so the file is an ordinary HDF5 file any driver can read. */
+/* Layout "shared": the HDF5 address space is one file, byte for byte, so the
+ * file is an ordinary HDF5 file any driver can read. */
 #define _GNU_SOURCE /* O_DIRECT */
 #include "dio.h"
 #include "error.h"
+#include "fs_kind.h"
 #include "io.h"
 #include "mpi_wait.h"
 #include "store.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,10 +29,19 @@
  * each a scheduler slice when ranks share cores), and ranks that never touch
  * the file (non-aggregators) never open it, as ROMIO's deferred open. Rank 0
  * opens (and creates) it in the store's open, so the open's agreement orders
- * the creation before any other rank's access and carries its errors. Data
- * goes through ROMIO either way (contiguous MPI_File_write_at/read_at). */
+ * the creation before any other rank's access and carries its errors.
+ *
+ * A rank's own handle is a POSIX descriptor (file_io=posix, and auto where
+ * ROMIO would use its generic "ufs" driver anyway: the same pread/pwrite,
+ * without ROMIO's statfs of the path at every open -- on the GlusterFS
+ * testbed one round trip to the server, 0.5-2.7 ms, and the read of a small
+ * file is a handful of them) or an MPI-IO handle (its driver's rules: NFS's
+ * locks, Lustre's and GPFS's drivers). A read-only open of a plain file keeps
+ * the descriptor with which rank 0 looked for the subfile index (file.c). */
 typedef struct {
     MPI_File        fh;
+    int             fd;    /* posix: this rank's descriptor (valid when opened) */
+    int             posix; /* this rank's handle is fd, not fh */
     int             opened, amode, own; /* own: this rank's handle on MPI_COMM_SELF */
     pthread_mutex_t mu;                 /* the first access (asynchronous workers too) */
     tagg_dio_t      dio;                /* large accesses with O_DIRECT (direct_io) */
@@ -38,8 +50,8 @@ typedef struct {
     int             known;
 } shared_t;
 
-static MPI_File handle(tagg_file_t *f);
-static int      romio_access(void *ctx, int write, uint64_t off, uint64_t len, void *buf);
+static int handle(tagg_file_t *f);
+static int buffered_access(void *ctx, int write, uint64_t off, uint64_t len, void *buf);
 
 /* direct_io: a second descriptor of the file, with O_DIRECT. The path is the
  * user's, the one MPI-IO opened on this rank (its handle first, so that its
@@ -47,14 +59,32 @@ static int      romio_access(void *ctx, int write, uint64_t off, uint64_t len, v
  * ROMIO reads a prefix from it ("ufs:", "lustre:"); it must be the regular
  * file the path named right after MPI-IO's open (else this rank stays
  * buffered: the name was moved in between). */
+static int romio_prefix(const char *path)
+{
+    const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
+    return colon && (!slash || colon < slash);
+}
+
+/* ... With a POSIX handle, its own descriptor reopened through /proc (the
+ * same file, whatever the path names now). */
 static int dio_open(void *ctx)
 {
     tagg_file_t *f = ctx;
     shared_t    *s = f->store;
-    const char  *colon = strchr(f->path, ':'), *slash = strchr(f->path, '/');
-    if ((colon && (!slash || colon < slash)) || handle(f) == MPI_FILE_NULL || !s->known)
+    int          mode = (s->amode & MPI_MODE_RDWR ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC;
+    if (romio_prefix(f->path) || handle(f) < 0 || (!s->posix && !s->known))
         return -1;
-    int fd = open(f->path, (s->amode & MPI_MODE_RDWR ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC | O_NOFOLLOW);
+    int fd;
+    if (s->posix) {
+        struct stat own;
+        char        proc[48];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", s->fd);
+        if (fstat(s->fd, &own) < 0 || (fd = open(proc, mode)) < 0)
+            return -1;
+        s->dev = own.st_dev, s->ino = own.st_ino;
+    }
+    else
+        fd = open(f->path, mode | O_NOFOLLOW);
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != s->dev || st.st_ino != s->ino)) {
         close(fd);
@@ -63,7 +93,18 @@ static int dio_open(void *ctx)
     return fd;
 }
 
-static const tagg_dio_ops_t shared_dio = {.open = dio_open, .buffered = romio_access};
+static const tagg_dio_ops_t shared_dio = {.open = dio_open, .buffered = buffered_access};
+
+/* file_io (config.h): POSIX calls where ROMIO would make the same ones. */
+static int posix_wanted(tagg_file_t *f, const shared_t *s)
+{
+    if (!s->own || romio_prefix(f->path) || f->cfg.file_io == TAGG_FILE_IO_MPIIO)
+        return 0;
+    if (f->cfg.file_io == TAGG_FILE_IO_POSIX)
+        return 1;
+    unsigned view = tagg_file_fs_view(f), kind = view & 0xffu;
+    return kind == TAGG_FS_LOCAL || kind == TAGG_FS_TMPFS || (view & TAGG_FS_SERIAL);
+}
 
 /* direct_io=auto: on FUSE mounts, where the client's buffered writes go one
  * request at a time (dio.h); with backend=mpiio none (ROMIO's own path). */
@@ -72,8 +113,49 @@ static int dio_wanted(tagg_file_t *f)
     return f->cfg.backend != TAGG_BACKEND_MPIIO && tagg_dio_wanted(f->cfg.direct_io, tagg_file_fs_view(f));
 }
 
+/* This rank's POSIX descriptor: HDF5's POSIX drivers' wording of a failure
+ * (applications parse its errno). Only a regular file (no FIFO can block the
+ * open: O_NONBLOCK until it is known). */
+static int open_posix(tagg_file_t *f, shared_t *s, int amode)
+{
+    int fl = (amode & MPI_MODE_RDWR ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, fd, e = 0;
+    if (amode & MPI_MODE_CREATE)
+        fl |= O_CREAT;
+    if (amode & MPI_MODE_EXCL)
+        fl |= O_EXCL;
+    if (f->seen_fd >= 0 && !(amode & MPI_MODE_RDWR)) /* rank 0's look at the path (file.c): already open */
+        fd = f->seen_fd, f->seen_fd = -1;
+    else
+        do
+            fd = open(f->path, fl, 0666);
+        while (fd < 0 && errno == EINTR);
+    struct stat st;
+    int         notreg = 0;
+    if (fd < 0)
+        e = errno;
+    else if (fstat(fd, &st) < 0)
+        e = errno;
+    else if (!S_ISREG(st.st_mode))
+        e = EINVAL, notreg = 1;
+    if (e) {
+        if (fd >= 0)
+            close(fd);
+        TAGG_ERR(TAGG_E_IO, "unable to open file: name = '%s', errno = %d, error message = '%s'%s", f->path, e,
+                 notreg ? "not a regular file" : strerror(e), f->rank ? " (on this rank)" : "");
+        return -1;
+    }
+    int cur = fcntl(fd, F_GETFL);
+    if (cur >= 0 && (cur & O_NONBLOCK))
+        fcntl(fd, F_SETFL, cur & ~O_NONBLOCK);
+    s->fd = fd, s->opened = 1;
+    f->stats.handles[0]++;
+    return 0;
+}
+
 static int open_handle(tagg_file_t *f, shared_t *s, MPI_Comm comm, int amode)
 {
+    if (s->posix)
+        return open_posix(f, s, amode);
     int code = MPI_File_open(comm, f->path, amode, f->info, &s->fh);
     if (code != MPI_SUCCESS) {
         char text[MPI_MAX_ERROR_STRING];
@@ -85,6 +167,8 @@ static int open_handle(tagg_file_t *f, shared_t *s, MPI_Comm comm, int amode)
     }
     MPI_File_set_errhandler(s->fh, MPI_ERRORS_RETURN);
     s->opened = 1;
+    if (s->own)
+        f->stats.handles[1]++;
     struct stat st; /* direct_io: what the name holds now, for dio_open */
     if (s->dio.state != TAGG_DIO_OFF && stat(f->path, &st) == 0)
         s->dev = st.st_dev, s->ino = st.st_ino, s->known = 1;
@@ -101,6 +185,8 @@ static int shared_open(tagg_file_t *f, unsigned flags)
     }
     s->amode = amode;
     s->own   = f->cfg.backend != TAGG_BACKEND_MPIIO;
+    s->fd    = -1;
+    s->posix = posix_wanted(f, s);
     pthread_mutex_init(&s->mu, NULL);
     tagg_dio_init(&s->dio, &shared_dio, f, f->path, dio_wanted(f), (uint64_t)f->cfg.direct_io_min,
                   f->stats.dio_bytes);
@@ -118,14 +204,14 @@ static int shared_open(tagg_file_t *f, unsigned flags)
     return 0;
 }
 
-/* This rank's handle, opened on first use. */
-static MPI_File handle(tagg_file_t *f)
+/* This rank's handle, opened on first use: 0, or -1 (pushed). */
+static int handle(tagg_file_t *f)
 {
     shared_t *s = f->store;
     pthread_mutex_lock(&s->mu);
     int rc = s->opened ? 0 : open_handle(f, s, MPI_COMM_SELF, s->amode);
     pthread_mutex_unlock(&s->mu);
-    return rc < 0 ? MPI_FILE_NULL : s->fh;
+    return rc;
 }
 
 MPI_File tagg_store_shared_fh(const tagg_file_t *f) { return ((shared_t *)f->store)->fh; }
@@ -137,10 +223,18 @@ static int shared_close(tagg_file_t *f)
     if (!s)
         return 0;
     tagg_dio_fini(&s->dio);
-    int code = s->opened ? MPI_File_close(&s->fh) : MPI_SUCCESS;
-    if (code != MPI_SUCCESS) {
-        TAGG_ERR_MPI("MPI_File_close", code);
-        rc = -1;
+    if (s->posix) {
+        if (s->opened && close(s->fd) != 0 && errno != EINTR) { /* a network file system's last word on the writes */
+            TAGG_ERR(TAGG_E_IO, "closing '%s': %s", f->path, strerror(errno));
+            rc = -1;
+        }
+    }
+    else {
+        int code = s->opened ? MPI_File_close(&s->fh) : MPI_SUCCESS;
+        if (code != MPI_SUCCESS) {
+            TAGG_ERR_MPI("MPI_File_close", code);
+            rc = -1;
+        }
     }
     pthread_mutex_destroy(&s->mu);
     free(s);
@@ -148,14 +242,45 @@ static int shared_close(tagg_file_t *f)
     return rc;
 }
 
-/* ROMIO's contiguous accesses, in calls of at most 1 GiB; reads past the end
- * of the file fill zeros. */
-static int romio_access(void *ctx, int write, uint64_t off, uint64_t len, void *buf)
+/* pread/pwrite until done; reads past the end of the file fill zeros. The
+ * errno of a failure is kept (pushed too). */
+static int posix_access(tagg_file_t *f, int fd, int write, uint64_t off, uint64_t len, char *buf)
 {
-    tagg_file_t *f  = ctx;
-    MPI_File     fh = handle(f);
-    if (fh == MPI_FILE_NULL)
+    for (uint64_t done = 0; done < len;) {
+        size_t  n   = len - done < MAX_CALL ? (size_t)(len - done) : (size_t)MAX_CALL;
+        ssize_t got = write ? pwrite(fd, buf + done, n, (off_t)(off + done)) : pread(fd, buf + done, n, (off_t)(off + done));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got == 0 && write)
+            errno = ENOSPC; /* a write that writes nothing */
+        if (got < 0 || (got == 0 && write)) {
+            int e = errno;
+            TAGG_ERR(TAGG_E_IO, "%s of %llu bytes at offset %llu of '%s': %s", write ? "write" : "read",
+                     (unsigned long long)n, (unsigned long long)(off + done), f->path, strerror(e));
+            errno = e;
+            return -1;
+        }
+        if (got == 0) { /* past the end: zeros */
+            memset(buf + done, 0, (size_t)(len - done));
+            break;
+        }
+        done += (uint64_t)got;
+    }
+    return 0;
+}
+
+/* This rank's buffered access: its POSIX descriptor, or ROMIO's contiguous
+ * accesses in calls of at most 1 GiB; reads past the end of the file fill
+ * zeros. */
+static int buffered_access(void *ctx, int write, uint64_t off, uint64_t len, void *buf)
+{
+    tagg_file_t *f = ctx;
+    shared_t    *s = f->store;
+    if (handle(f) < 0)
         return -1;
+    if (s->posix)
+        return posix_access(f, s->fd, write, off, len, buf);
+    MPI_File fh = s->fh;
     for (uint64_t done = 0; done < len;) {
         uint64_t   n = len - done < MAX_CALL ? len - done : MAX_CALL;
         MPI_Status st;
@@ -192,11 +317,20 @@ static int shared_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf)
 
 static int shared_get_size(tagg_file_t *f, uint64_t *size)
 {
-    MPI_Offset s;
-    MPI_File   fh = handle(f);
-    if (fh == MPI_FILE_NULL)
+    shared_t *sh = f->store;
+    if (handle(f) < 0)
         return -1;
-    int code = MPI_File_get_size(fh, &s);
+    if (sh->posix) {
+        struct stat st;
+        if (fstat(sh->fd, &st) < 0) {
+            TAGG_ERR(TAGG_E_IO, "the size of '%s': %s", f->path, strerror(errno));
+            return -1;
+        }
+        *size = (uint64_t)st.st_size;
+        return 0;
+    }
+    MPI_Offset s;
+    int        code = MPI_File_get_size(sh->fh, &s);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_File_get_size", code);
         return -1;
@@ -212,10 +346,18 @@ static int shared_set_size(tagg_file_t *f, uint64_t size)
     shared_t *s = f->store;
     if (s->own && f->rank != 0)
         return 0;
-    MPI_File fh = s->own ? handle(f) : s->fh;
-    if (fh == MPI_FILE_NULL)
+    if (s->own && handle(f) < 0)
         return -1;
-    int code = MPI_File_set_size(fh, (MPI_Offset)size);
+    if (s->posix) {
+        int rc;
+        while ((rc = ftruncate(s->fd, (off_t)size)) != 0 && errno == EINTR)
+            ;
+        if (rc != 0)
+            TAGG_ERR(TAGG_E_IO, "setting the size of '%s' to %llu: %s", f->path, (unsigned long long)size,
+                     strerror(errno));
+        return rc ? -1 : 0;
+    }
+    int code = MPI_File_set_size(s->fh, (MPI_Offset)size);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_File_set_size", code);
         return -1;
@@ -229,6 +371,13 @@ static int shared_sync(tagg_file_t *f)
     shared_t *s = f->store;
     if (s->own && !s->opened)
         return 0;
+    if (s->posix) { /* the inode: the direct descriptor's writes too */
+        if (fsync(s->fd) != 0) {
+            TAGG_ERR(TAGG_E_IO, "fsync of '%s': %s", f->path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
     int code = MPI_File_sync(s->fh);
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_File_sync", code);

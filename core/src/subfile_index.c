@@ -935,16 +935,18 @@ int tagg_sf_index_finish(const char *path, const tagg_sf_index_t *idx, int sync,
 
 int tagg_sf_probe(const char *path, char *err, size_t errlen)
 {
-    return tagg_sf_probe_text(path, NULL, NULL, err, errlen);
+    return tagg_sf_probe_text(path, NULL, NULL, NULL, err, errlen);
 }
 
-int tagg_sf_probe_text(const char *path, char **text, size_t *len, char *err, size_t errlen)
+int tagg_sf_probe_text(const char *path, char **text, size_t *len, int *plain_fd, char *err, size_t errlen)
 {
     char    head[sizeof TAGG_SF_MAGIC];
     int     fd = open_index(path, err, errlen, 1);
     ssize_t got;
     if (text)
         *text = NULL;
+    if (plain_fd)
+        *plain_fd = -1;
     if (fd < 0) {
         if (errno == ENOENT || errno == EINVAL) /* absent, or not a regular file: not an index */
             return 0;
@@ -957,7 +959,9 @@ int tagg_sf_probe_text(const char *path, char **text, size_t *len, char *err, si
         return -1;
     }
     int is = (size_t)got == sizeof head - 1 && !memcmp(head, TAGG_SF_MAGIC, sizeof head - 1);
-    if (!is || !text)
+    if (!is && plain_fd)
+        *plain_fd = fd;
+    else if (!is || !text)
         close(fd);
     else
         (void)read_fd_whole(fd, path, text, len, NULL, 0); /* closes fd; the text is a bonus: NULL on failure */

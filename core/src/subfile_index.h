@@ -244,7 +244,10 @@ int tagg_sf_index_finish(const char *path, const tagg_sf_index_t *idx, int sync,
  * absent), -1 when it cannot be read (message). */
 int tagg_sf_probe(const char *path, char *err, size_t errlen);
 /* The same, and when path is an index and text is given, its whole text
- * (read from the same open; *text NULL when that failed: read it again). */
-int tagg_sf_probe_text(const char *path, char **text, size_t *len, char *err, size_t errlen);
+ * (read from the same open; *text NULL when that failed: read it again).
+ * When path is a regular file without the magic and plain_fd is given, the
+ * probe's descriptor stays open there (read-only, blocking, close-on-exec;
+ * else -1): a read-only open of the file need not open it again. */
+int tagg_sf_probe_text(const char *path, char **text, size_t *len, int *plain_fd, char *err, size_t errlen);
 
 #endif

@@ -208,8 +208,10 @@ static void test_round_trip(void **state)
      * absent one */
     char  *pt  = NULL;
     size_t plen = 0;
-    assert_int_equal(tagg_sf_probe_text(path, &pt, &plen, err, sizeof err), 1);
+    int keep = 7;
+    assert_int_equal(tagg_sf_probe_text(path, &pt, &plen, &keep, err, sizeof err), 1);
     assert_non_null(pt);
+    assert_int_equal(keep, -1); /* an index: no descriptor kept */
     tagg_sf_index_t fromt;
     if (tagg_sf_index_from_text(path, pt, plen, &fromt, err, sizeof err) < 0)
         fail_msg("from text: %s", err);
@@ -229,12 +231,27 @@ static void test_round_trip(void **state)
         fputs("not an index at all, just bytes", fp);
         fclose(fp);
         pt = (char *)1;
-        assert_int_equal(tagg_sf_probe_text(plain, &pt, &plen, err, sizeof err), 0);
+        assert_int_equal(tagg_sf_probe_text(plain, &pt, &plen, NULL, err, sizeof err), 0);
         assert_null(pt);
+        /* a plain file's probe descriptor kept: that file, read-only, blocking, at its first byte */
+        struct stat pst, fst;
+        assert_int_equal(tagg_sf_probe_text(plain, &pt, &plen, &keep, err, sizeof err), 0);
+        assert_true(keep >= 0);
+        assert_int_equal(stat(plain, &pst), 0);
+        assert_int_equal(fstat(keep, &fst), 0);
+        assert_true(pst.st_ino == fst.st_ino && pst.st_dev == fst.st_dev);
+        int fl = fcntl(keep, F_GETFL);
+        assert_int_equal(fl & (O_ACCMODE | O_NONBLOCK), O_RDONLY);
+        assert_true(fcntl(keep, F_GETFD) & FD_CLOEXEC);
+        char first[4] = "";
+        assert_int_equal(pread(keep, first, 3, 0), 3);
+        assert_memory_equal(first, "not", 3);
+        close(keep);
         unlink(plain);
         pt = (char *)1;
-        assert_int_equal(tagg_sf_probe_text(plain, &pt, &plen, err, sizeof err), 0); /* absent */
+        assert_int_equal(tagg_sf_probe_text(plain, &pt, &plen, &keep, err, sizeof err), 0); /* absent */
         assert_null(pt);
+        assert_int_equal(keep, -1);
     }
     char *sp = tagg_sf_path_of(path, &back, 2);
     assert_int_equal(strncmp(sp, dir, strlen(dir)), 0);

@@ -260,3 +260,60 @@ f.close()
     r = run_py(code, tmp_path, config="layout=subfiles;subfiles=2")
     assert "SECOND 3" in r.stdout, (r.stdout, r.stderr[-2000:])
     assert "OTHER REFUSED" in r.stdout and "state open" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("file_io", ["auto", "mpiio"])
+def test_shared_not_a_regular_file(tmp_path, file_io):
+    """The shared layout at a path that holds a FIFO, a socket or a directory:
+    a clear OSError on every rank (HDF5's POSIX drivers' errno wording, so
+    h5py raises IsADirectoryError for the directory), no hang (the timeout
+    would raise), nothing created or removed; serial and 2 ranks, with POSIX
+    descriptors and with MPI-IO handles (a FIFO would block ROMIO's open)."""
+    cfg = f"file_io={file_io}"
+    fifo, sock, d = tmp_path / "f.h5", tmp_path / "s.h5", tmp_path / "d.h5"
+    os.mkfifo(fifo)
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(sock))
+    d.mkdir()
+    par = """
+import h5py, sys
+from mpi4py import MPI
+c = MPI.COMM_WORLD
+out = []
+for name in ('f.h5', 's.h5', 'd.h5'):
+    for mode in ('r', 'r+', 'w', 'a'):
+        try:
+            with h5py.File(name, mode, driver='mpio', comm=c):
+                out.append(f'rank {c.rank} {name} {mode} OPENED')
+        except IsADirectoryError as e:
+            out.append(f'rank {c.rank} {name} {mode} ISDIR {e}')
+        except OSError as e:
+            out.append(f'rank {c.rank} {name} {mode} REFUSED {e}')
+every = c.gather(out)
+if c.rank == 0:
+    print('\\n'.join(line for lines in every for line in lines), flush=True)
+"""
+    try:
+        for name in ("f.h5", "s.h5", "d.h5"):
+            for mode in ("r", "r+"):
+                r = run_py(OPEN.format(path=name, mode=mode), tmp_path, config=cfg, timeout=30)
+                assert r.stdout.startswith("REFUSED"), (name, mode, r.stdout, r.stderr[-1500:])
+                want = "errno = 21" if name == "d.h5" else "not a regular file"
+                assert want in r.stdout, (name, mode, r.stdout)
+        r = run_py(par, tmp_path, config=cfg, nranks=2, timeout=90)
+        lines = [ln for ln in r.stdout.splitlines() if ln.startswith("rank ")]
+        assert len(lines) == 24, (r.stdout, r.stderr[-2000:])
+        for ln in lines:
+            name = ln.split()[2]
+            assert (" ISDIR " if name == "d.h5" else " REFUSED ") in ln, ln
+            assert "OPENED" not in ln, ln
+    finally:
+        s.close()
+    assert stat_kind(fifo) == "fifo" and stat_kind(sock) == "socket" and d.is_dir() and not any(d.iterdir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.h5", "f.h5", "s.h5"]
+
+
+def stat_kind(p):
+    import stat
+    m = os.lstat(p).st_mode
+    return "fifo" if stat.S_ISFIFO(m) else "socket" if stat.S_ISSOCK(m) else "other"

@@ -22,8 +22,11 @@
 #include <H5PLextern.h>
 #include <hdf5.h>
 #include <mpi.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
     H5FD_t pub; /* must be first: HDF5 owns it */
@@ -42,8 +45,15 @@ typedef struct {
     haddr_t      last_eoa; /* eoa at the last truncate */
     /* Identity for cmp (HDF5 opening a file that is already open: VDS sources,
      * external links, h5py reopening): the canonical path. Not the inode: a
-     * subfiled file's index is replaced by rename while the file is open. */
+     * subfiled file's index is replaced by rename while the file is open.
+     * Several processes: resolved at the first cmp from the absolute name
+     * (abs; HDF5 compares only while other files are open), not at every open
+     * -- on a distributed file system each component is a lookup at a server,
+     * a name that does not exist yet (every create, twice: HDF5's tentative
+     * open first) at every server: 4-6 ms on the GlusterFS testbed. */
     char *canon;
+    char *abs;
+    int   canon_tried;
     struct held_file *held; /* one-process files: the tagg file this H5FD_t shares (see held_find) */
 } tagg_vfd_t;
 
@@ -62,6 +72,21 @@ typedef struct held_file {
     struct held_file *next;
 } held_file_t;
 static held_file_t *held_files = NULL;
+
+/* name made absolute against the working directory of the open (no lookup:
+ * the kernel knows its own working directory), or NULL (no memory; a
+ * working directory too long falls back to the name). */
+static char *absolute_name(const char *name)
+{
+    char cwd[PATH_MAX];
+    if (name[0] == '/' || !getcwd(cwd, sizeof cwd))
+        return strdup(name);
+    size_t n = strlen(cwd) + strlen(name) + 2;
+    char  *a = malloc(n);
+    if (a)
+        snprintf(a, n, "%s/%s", cwd, name);
+    return a;
+}
 
 static held_file_t *held_find(const char *canon)
 {
@@ -214,7 +239,7 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
     tagg_vfd_t *file = NULL;
     MPI_Comm    comm = MPI_COMM_NULL;
     MPI_Info    info = MPI_INFO_NULL;
-    char       *canon = NULL, *env = NULL, *str = NULL;
+    char       *canon = NULL, *env = NULL, *str = NULL, *absname = NULL;
     (void)maxaddr;
 
     if (!name || !*name) {
@@ -226,7 +251,12 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     int nprocs = 0;
     MPI_Comm_size(comm, &nprocs);
-    canon = realpath(name, NULL); /* NULL (no such file yet): cmp falls back to the name as given */
+    if (nprocs == 1) /* one process: its held files are found by canonical path */
+        canon = realpath(name, NULL); /* NULL (no such file yet): cmp falls back to the name as given */
+    else if (!(absname = absolute_name(name))) {
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        goto fail;
+    }
     held_file_t *h = nprocs == 1 && canon ? held_find(canon) : NULL;
     if (h) {
         if (!(file = calloc(1, sizeof *file))) {
@@ -257,19 +287,21 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
     }
     else if (atomic_open(file, nprocs) < 0)
         local_rc = -1;
+    if (file)
+        file->abs = absname, absname = NULL;
     tagg_file_t *tf = tagg_file_open_config(name, tflags, comm, info, env, str, local_rc);
     comm            = MPI_COMM_NULL; /* the open took it over */
     free(env), free(str);
     env = str = NULL;
     if (!tf) {
         if (file)
-            atomic_close(file);
+            atomic_close(file), free(file->abs);
         free(file);
         file = NULL;
         goto fail;
     }
     file->tf = tf;
-    if (!canon && (tflags & TAGG_OPEN_CREAT))
+    if (!canon && nprocs == 1 && (tflags & TAGG_OPEN_CREAT))
         canon = realpath(name, NULL); /* created just now */
     file->canon = canon;
     if (nprocs == 1 && canon && (h = calloc(1, sizeof *h)) && (h->canon = strdup(canon))) {
@@ -283,6 +315,7 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
     return &file->pub;
 fail:
     free(canon);
+    free(absname);
     free(env), free(str);
     if (comm != MPI_COMM_NULL)
         MPI_Comm_free(&comm);
@@ -312,14 +345,26 @@ static herr_t tagg_close(H5FD_t *_file)
         rc = tagg_file_close(file->tf);
     }
     free(file->canon);
+    free(file->abs);
     free(file);
     return rc < 0 ? -1 : 0;
 }
 
+/* The name a file is compared by: its canonical path (resolved now, once,
+ * when it was deferred), else the name it was opened with. */
+static const char *cmp_name(const tagg_vfd_t *cf)
+{
+    tagg_vfd_t *f = (tagg_vfd_t *)cf; /* the cache of a const handle (HDF5 holds its lock) */
+    if (!f->canon && f->abs && !f->canon_tried) {
+        f->canon       = realpath(f->abs, NULL);
+        f->canon_tried = 1;
+    }
+    return f->canon ? f->canon : f->abs ? f->abs : f->tf->path;
+}
+
 static int tagg_cmp(const H5FD_t *a, const H5FD_t *b)
 {
-    const tagg_vfd_t *f1 = (const tagg_vfd_t *)a, *f2 = (const tagg_vfd_t *)b;
-    return strcmp(f1->canon ? f1->canon : f1->tf->path, f2->canon ? f2->canon : f2->tf->path);
+    return strcmp(cmp_name((const tagg_vfd_t *)a), cmp_name((const tagg_vfd_t *)b));
 }
 
 /* Feature flags. HDF5 asks once per open file (file != NULL) and decides its

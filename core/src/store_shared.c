@@ -53,20 +53,21 @@ typedef struct {
 static int handle(tagg_file_t *f);
 static int buffered_access(void *ctx, int write, uint64_t off, uint64_t len, void *buf);
 
-/* direct_io: a second descriptor of the file, with O_DIRECT. The path is the
- * user's, the one MPI-IO opened on this rank (its handle first, so that its
- * sync covers the file); not followed when it is a link, not opened when
- * ROMIO reads a prefix from it ("ufs:", "lustre:"); it must be the regular
- * file the path named right after MPI-IO's open (else this rank stays
- * buffered: the name was moved in between). */
+/* A path ROMIO reads a file-system prefix from ("ufs:", "lustre:"). */
 static int romio_prefix(const char *path)
 {
     const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
     return colon && (!slash || colon < slash);
 }
 
-/* ... With a POSIX handle, its own descriptor reopened through /proc (the
- * same file, whatever the path names now). */
+/* direct_io: a second descriptor of the file, with O_DIRECT. With a POSIX
+ * handle, that descriptor reopened through /proc (the same file, whatever
+ * the path names now). With an MPI-IO handle, the path is the user's, the
+ * one MPI-IO opened on this rank (its handle first, so that its sync covers
+ * the file); not followed when it is a link, not opened when ROMIO reads a
+ * prefix from it; it must be the regular file the path named right after
+ * MPI-IO's open (else this rank stays buffered: the name was moved in
+ * between). */
 static int dio_open(void *ctx)
 {
     tagg_file_t *f = ctx;

@@ -7,8 +7,11 @@
 #include "fs_kind.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int tagg_dio_wanted(int mode, unsigned fs_view)
@@ -29,6 +32,21 @@ void tagg_dio_init(tagg_dio_t *d, const tagg_dio_ops_t *ops, void *ctx, const ch
     d->fd    = -1;
     d->bytes = bytes;
     pthread_mutex_init(&d->mu, NULL);
+}
+
+int tagg_dio_reopen(int fd, int write)
+{
+    char        p[64];
+    struct stat a, b;
+    if (fd < 0)
+        return -1;
+    snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+    int dfd = open(p, (write ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC);
+    if (dfd >= 0 && (fstat(fd, &a) < 0 || fstat(dfd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)) {
+        close(dfd);
+        dfd = -1;
+    }
+    return dfd;
 }
 
 void tagg_dio_fini(tagg_dio_t *d)

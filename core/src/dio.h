@@ -69,6 +69,11 @@ void tagg_dio_init(tagg_dio_t *d, const tagg_dio_ops_t *ops, void *ctx, const ch
                    uint64_t *bytes);
 /* Closes the descriptor, frees the bounce buffer. */
 void tagg_dio_fini(tagg_dio_t *d);
+/* For a layout's open: descriptor fd's file opened again with O_DIRECT
+ * (read-write when write, else read-only; close-on-exec) through
+ * /proc/self/fd -- the file fd holds, whatever its path names now, checked
+ * by device and inode -- or -1. */
+int tagg_dio_reopen(int fd, int write);
 /* The whole range or an error (pushed). write 1: from buf; 0: into buf. */
 int tagg_dio_access(tagg_dio_t *d, int write, uint64_t off, uint64_t len, void *buf);
 

@@ -72,20 +72,12 @@ static int dio_open(void *ctx)
 {
     tagg_file_t *f = ctx;
     shared_t    *s = f->store;
-    int          mode = (s->amode & MPI_MODE_RDWR ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC;
+    int          write = (s->amode & MPI_MODE_RDWR) != 0;
     if (romio_prefix(f->path) || handle(f) < 0 || (!s->posix && !s->known))
         return -1;
-    int fd;
-    if (s->posix) {
-        struct stat own;
-        char        proc[48];
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", s->fd);
-        if (fstat(s->fd, &own) < 0 || (fd = open(proc, mode)) < 0)
-            return -1;
-        s->dev = own.st_dev, s->ino = own.st_ino;
-    }
-    else
-        fd = open(f->path, mode | O_NOFOLLOW);
+    if (s->posix)
+        return tagg_dio_reopen(s->fd, write);
+    int fd = open(f->path, (write ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC | O_NOFOLLOW);
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != s->dev || st.st_ino != s->ino)) {
         close(fd);

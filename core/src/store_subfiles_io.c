@@ -66,21 +66,12 @@ char *tagg_sub_vbuf(sub_t *s)
 
 /* ---- direct_io (dio.h) of the data subfiles */
 
-/* Subfile k's descriptor opened again with O_DIRECT through /proc/self/fd:
- * the file tagg opened, whatever its path names now. */
+/* Subfile k's descriptor opened again with O_DIRECT: the file tagg opened,
+ * whatever its path names now. */
 static int dio_open(void *ctx)
 {
-    const struct sub_dctx *c  = ctx;
-    int                    fd = c->s->fd[c->k];
-    char                   p[64];
-    struct stat            a, b;
-    snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
-    int dfd = fd < 0 ? -1 : open(p, (c->s->writable ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC);
-    if (dfd >= 0 && (fstat(fd, &a) < 0 || fstat(dfd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)) {
-        close(dfd);
-        dfd = -1;
-    }
-    return dfd;
+    const struct sub_dctx *c = ctx;
+    return tagg_dio_reopen(c->s->fd[c->k], c->s->writable);
 }
 
 /* Buffered, on the subfile's own descriptor: -1 with errno; reads past the

@@ -7,6 +7,7 @@
 #include "io.h"
 #include "mpi_wait.h"
 #include "store.h"
+#include "subfile_index.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -116,12 +117,14 @@ static int open_posix(tagg_file_t *f, shared_t *s, int amode)
         fl |= O_CREAT;
     if (amode & MPI_MODE_EXCL)
         fl |= O_EXCL;
-    if (f->seen_fd >= 0 && !(amode & MPI_MODE_RDWR)) /* rank 0's look at the path (file.c): already open */
-        fd = f->seen_fd, f->seen_fd = -1;
-    else
-        do
-            fd = open(f->path, fl, 0666);
-        while (fd < 0 && errno == EINTR);
+    if (f->seen_fd >= 0 && !(amode & MPI_MODE_RDWR)) { /* rank 0's look at the path (file.c): already open, */
+        s->fd = f->seen_fd, f->seen_fd = -1, s->opened = 1; /* a regular file, blocking (the probe checked) */
+        f->stats.handles[0]++;
+        return 0;
+    }
+    do
+        fd = open(f->path, fl, 0666);
+    while (fd < 0 && errno == EINTR);
     struct stat st;
     int         notreg = 0;
     if (fd < 0)
@@ -235,31 +238,18 @@ static int shared_close(tagg_file_t *f)
     return rc;
 }
 
-/* pread/pwrite until done; reads past the end of the file fill zeros. The
- * errno of a failure is kept (pushed too). */
+/* The subfile layer's loops (subfile_index.h: EINTR, short counts, zeros
+ * past the end, ENOSPC for a write that writes nothing). The errno of a
+ * failure is kept (pushed too). */
 static int posix_access(tagg_file_t *f, int fd, int write, uint64_t off, uint64_t len, char *buf)
 {
-    for (uint64_t done = 0; done < len;) {
-        size_t  n   = len - done < MAX_CALL ? (size_t)(len - done) : (size_t)MAX_CALL;
-        ssize_t got = write ? pwrite(fd, buf + done, n, (off_t)(off + done)) : pread(fd, buf + done, n, (off_t)(off + done));
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got == 0 && write)
-            errno = ENOSPC; /* a write that writes nothing */
-        if (got < 0 || (got == 0 && write)) {
-            int e = errno;
-            TAGG_ERR(TAGG_E_IO, "%s of %llu bytes at offset %llu of '%s': %s", write ? "write" : "read",
-                     (unsigned long long)n, (unsigned long long)(off + done), f->path, strerror(e));
-            errno = e;
-            return -1;
-        }
-        if (got == 0) { /* past the end: zeros */
-            memset(buf + done, 0, (size_t)(len - done));
-            break;
-        }
-        done += (uint64_t)got;
-    }
-    return 0;
+    if ((write ? tagg_sf_pwrite_all(fd, buf, (size_t)len, off) : tagg_sf_pread_upto(fd, buf, (size_t)len, off, UINT64_MAX)) == 0)
+        return 0;
+    int e = errno;
+    TAGG_ERR(TAGG_E_IO, "%s of %llu bytes at offset %llu of '%s': %s", write ? "write" : "read",
+             (unsigned long long)len, (unsigned long long)off, f->path, strerror(e));
+    errno = e;
+    return -1;
 }
 
 /* This rank's buffered access: its POSIX descriptor, or ROMIO's contiguous

@@ -226,9 +226,13 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    /* one file per case (ranks, seed, configuration): cases run in parallel under ctest -j */
-    uint32_t tag = 2166136261u;
-    for (const char *c = argv[3]; *c; c++)
+    /* one file per case (ranks, seed, configuration, slow rank: r4_comp_async and
+     * its _slow twin differ only there): cases run in parallel under ctest -j */
+    uint32_t    tag = 2166136261u;
+    const char *slow_env = getenv("TAGG_TEST_SLOW_RANK");
+    char        key[2048];
+    snprintf(key, sizeof key, "%s|%s", argv[3], slow_env ? slow_env : "");
+    for (const char *c = key; *c; c++)
         tag = (tag ^ (unsigned char)*c) * 16777619u;
     snprintf(path, sizeof path, "%s/patterns-%d-%s-%08x.bin", dir, size, argv[2], (unsigned)tag);
     compressible = cfg.compression != TAGG_COMP_NONE;

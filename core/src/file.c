@@ -160,8 +160,8 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                  (unsigned long long)t->bg_failures);
     char sf[96] = "";
     if (f->store_ops == stores[TAGG_LAYOUT_SUBFILES] && (f->flags & TAGG_OPEN_RDWR))
-        snprintf(sf, sizeof sf, " sf_composed=%llu sf_reread=%llu", (unsigned long long)t->sf_composed,
-                 (unsigned long long)t->sf_reread);
+        snprintf(sf, sizeof sf, " sf_composed=%llu sf_reread=%llu sf_pre_read=%llu", (unsigned long long)t->sf_composed,
+                 (unsigned long long)t->sf_reread, (unsigned long long)t->sf_pre_read);
     else if (f->store_ops == stores[TAGG_LAYOUT_SUBFILES])
         snprintf(sf, sizeof sf, " sf_verified=%llu sf_from_copy=%llu", (unsigned long long)t->sf_verified,
                  (unsigned long long)t->sf_from_copy);
@@ -517,12 +517,14 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size)
         return -1;
     f->wb_coll = WB_COLL_OTHER;
     int wrc    = tagg_wb_flush(f); /* what this rank kept lands first; agreed below */
-    if (f->store_ops == stores[TAGG_LAYOUT_SHARED]) {
-        /* One file that tagg alone writes: its size is what the open found
-         * or the last set_size made, grown by the writes every rank made
-         * since. One reduction, which also orders every rank's earlier writes
-         * before a change of size (no barrier, no rank asking the storage)
-         * and carries a failed write-out. */
+    if (!f->size_everywhere) {
+        /* Files that tagg alone writes (a shared file, or subfiles whose
+         * index says "open" to every other opener): the logical size is what
+         * the open found or the last set_size made, grown by the writes every
+         * rank made since. One reduction, which also orders every rank's
+         * earlier writes before a change of size (no barrier, no rank asking
+         * the storage: on a network file system a stat after writes is a
+         * round trip to the server) and carries a failed write-out. */
         int64_t mine[2] = {(int64_t)(f->written_end > f->eof ? f->written_end : f->eof), wrc < 0}, all[2] = {0, 0};
         int     code    = tagg_mpi_allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, f->comm);
         if (code != MPI_SUCCESS) {
@@ -537,8 +539,9 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size)
         cur = (uint64_t)all[0];
     }
     else {
-        /* Subfiles: the stores know their sizes; every rank's earlier writes
-         * are done before they are asked (the agreement orders them). */
+        /* Node-local subfiles: each node's part is known on that node; every
+         * rank's earlier writes are done before they are asked (the
+         * agreement orders them). */
         if (tagg_agree(f->comm, wrc, "writing the bytes kept behind") < 0)
             return -1;
         if (tagg_file_get_size(f, &cur) < 0)

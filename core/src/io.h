@@ -47,6 +47,7 @@ typedef struct tagg_stats {
     /* layout=subfiles, the close of a writer (rank 0, which merges the notes) */
     uint64_t sf_composed;   /* stripe checksums composed from the writers' changes */
     uint64_t sf_reread;     /* stripes read back for their checksum */
+    uint64_t sf_pre_read;   /* bytes of a new file read back before a rewrite of them (their checksum) */
     /* layout=subfiles, reads of a read-only open (verify=1) */
     uint64_t sf_verified;   /* stripes read whole and checked, the first time a rank read them */
     uint64_t sf_from_copy;  /* reads served from the rank's verified copy of the stripe they lie in */

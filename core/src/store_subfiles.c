@@ -167,6 +167,8 @@ static void sub_free(sub_t *s)
     free(s->own), free(s->nown), free(s->mine), free(s->meta_path);
     if (s->meta_fd >= 0)
         close(s->meta_fd);
+    if (s->ixfd.fd >= 0) /* a close that failed before the final index: it stays "state open" */
+        close(s->ixfd.fd);
     tagg_sf_index_free(&s->ix);
     tagg_notes_free(&s->written);
     tagg_notes_free(&s->checked);
@@ -256,7 +258,7 @@ static int *fds_none(uint32_t n)
 /* Rank 0: creates a new subfiled file (subfiles new and empty, index "open");
  * made: the index's device and inode. */
 static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had_index, const char *nodes, char *err,
-                        int **kept, unsigned long long made[2])
+                        int **kept, unsigned long long made[2], tagg_sf_ixfd_t *ixfd)
 {
     if (had_index) {
         tagg_sf_index_t old;
@@ -268,7 +270,7 @@ static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had
         } /* an unreadable or hostile old index: nothing it names is touched; the stub is replaced */
     }
     if (nodes)
-        return tagg_sub_create_nvr(f, ix, nodes, err, made);
+        return tagg_sub_create_nvr(f, ix, nodes, err, made, ixfd);
     if (tagg_sf_index_init(ix, (uint64_t)f->cfg.stripe_size, N) < 0) {
         snprintf(err, ERRLEN, "out of memory");
         return -1;
@@ -292,7 +294,7 @@ static int create_files(tagg_file_t *f, tagg_sf_index_t *ix, uint32_t N, int had
             close(fd);
         free(p);
     }
-    return tagg_sf_index_write_mode(f->path, ix, f->cfg.fsync, 1, made, err, ERRLEN);
+    return tagg_sf_index_write_mode(f->path, ix, f->cfg.fsync, 1, made, ixfd, err, ERRLEN);
 }
 
 /* Opens path (a derived one) and checks its size against the index's. */
@@ -333,7 +335,7 @@ int tagg_sub_check_file(const char *index, const char *path, int closed, uint64_
  * closed by the caller): its reads need them, and on a parallel file system
  * an open is a round trip. */
 static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char *err, int **kept,
-                         unsigned long long made[2])
+                         unsigned long long made[2], tagg_sf_ixfd_t *ixfd)
 {
     char what[128];
     /* the text the file layer's look at the path read a moment before, or a read of its own */
@@ -373,7 +375,7 @@ static int open_existing(tagg_file_t *f, tagg_sf_index_t *ix, int rewrite, char 
     }
     if (rewrite) { /* a writer has it: mark it open until close */
         ix->closed = 0;
-        return tagg_sf_index_write_mode(f->path, ix, f->cfg.fsync, 0, made, err, ERRLEN);
+        return tagg_sf_index_write_mode(f->path, ix, f->cfg.fsync, 0, made, ixfd, err, ERRLEN);
     }
     return 0;
 }
@@ -411,6 +413,7 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     int      nvr_create = (flags & TAGG_OPEN_CREAT) && f->cfg.destination == TAGG_DEST_NVR;
     if (s) {
         s->meta_fd = -1;
+        s->ixfd.fd = -1;
         s->cut     = UINT64_MAX;
         pthread_mutex_init(&s->mu, NULL);
         tagg_sfz_init(&s->z, 0, NULL, 1, NULL, 0);
@@ -440,7 +443,7 @@ static int sub_open(tagg_file_t *f, unsigned flags)
             snprintf(err, sizeof err, "'%s' exists (exclusive create)", f->path), rc = -1;
         else if ((flags & TAGG_OPEN_CREAT) && (!exists || (flags & TAGG_OPEN_TRUNC))) {
             rc     = create_files(f, &ix, f->cfg.subfiles ? (uint32_t)f->cfg.subfiles : (uint32_t)nodes, is_index,
-                                  nvr_create ? names : NULL, err, &kept, made);
+                                  nvr_create ? names : NULL, err, &kept, made, &s->ixfd);
             nkept  = kept ? ix.count : 0;
             hdr[2] = 1;
         }
@@ -450,7 +453,8 @@ static int sub_open(tagg_file_t *f, unsigned flags)
             snprintf(err, sizeof err, "'%s' is not a tagg subfiled file (layout=subfiles; its index starts with \"%s\")",
                      f->path, TAGG_SF_MAGIC), rc = -1;
         else
-            rc = open_existing(f, &ix, (flags & TAGG_OPEN_RDWR) != 0, err, &kept, made), nkept = kept ? ix.count : 0;
+            rc = open_existing(f, &ix, (flags & TAGG_OPEN_RDWR) != 0, err, &kept, made, &s->ixfd),
+            nkept = kept ? ix.count : 0;
         if (rc == 0 && tagg_sf_index_format(&ix, &text, &len) < 0)
             snprintf(err, sizeof err, "out of memory"), rc = -1;
         tagg_sf_index_free(&ix);
@@ -692,6 +696,7 @@ static int sub_set_size(tagg_file_t *f, uint64_t size)
     tagg_notes_cut(&s->written, size / S + (size % S != 0));
     tagg_notes_cut(&s->checked, size / S + (size % S != 0));
     tagg_notes_cut_within(&s->written, size / S, size % S);
+    s->nrecent = 0; /* a cut may have zeroed bytes they remember */
     if (f->rank == 0 && size % S &&
         (tagg_notes_put(&s->written, 2 * (size / S), NOTE_DIRTY, 0) < 0 ||
          (s->ix.nvr && tagg_notes_put(&s->written, 2 * (size / S) + 1, NOTE_DIRTY, 0) < 0)))

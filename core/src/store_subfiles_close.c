@@ -391,7 +391,7 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
         if (rc < 0)
             snprintf(err, sizeof err, "out of memory");
         else if ((s->held ? tagg_sf_index_finish(f->path, &s->ix, f->cfg.fsync, (unsigned long long)s->hdev,
-                                                 (unsigned long long)s->hino, NULL, err, sizeof err)
+                                                 (unsigned long long)s->hino, &s->ixfd, NULL, err, sizeof err)
                           : tagg_sf_index_write(f->path, &s->ix, f->cfg.fsync, err, sizeof err)) < 0)
             rc = -1;
         else if (want_final && tagg_sf_index_format(&s->ix, &text, &tlen) < 0)

@@ -27,6 +27,7 @@
 #define ERRLEN 1024
 #define TAGG_SUB_COPIES 16                        /* verified stripes kept per rank and open, at most */
 #define TAGG_SUB_COPY_BYTES ((uint64_t)32 << 20) /* ... and their bytes, at most (one stripe at least) */
+#define TAGG_SUB_RECENT 128                       /* partial writes remembered per rank and open (fresh files) */
 #define NODELEN 256 /* node names */
 #define DIRLEN 1024 /* node-local directories */
 
@@ -51,6 +52,15 @@ typedef struct {
     int             limit;   /* read-only: never read past the sizes the index records */
     notes_t         written; /* writers: stripes this rank wrote (FULL with crc, or DIRTY) */
     notes_t         checked; /* readers: stripes (legacy formats: subfiles) this rank verified */
+    /* fresh files: this rank's last partial writes that no later write of its
+     * own overlapped, as stripe key, offset in the stripe, length and CRC-64
+     * of the bytes, oldest first. A rewrite of exactly one of them (HDF5
+     * rewrites its superblock and metadata in place) knows the bytes it
+     * replaces by their checksum instead of reading them back. */
+    struct sub_recent {
+        uint64_t key, at, n, crc;
+    } recent[TAGG_SUB_RECENT];
+    int nrecent;
     char           *vbuf;    /* one stripe, for verification */
     /* verify: the last stripes this rank checked, kept to serve its further
      * reads of them (store_subfiles_io.c); at most TAGG_SUB_COPIES and
@@ -73,6 +83,7 @@ typedef struct {
     uint64_t        zj;
     dev_t           hdev;
     ino_t           hino;
+    tagg_sf_ixfd_t  ixfd; /* rank 0 of a writer: its index, open since the "state open" write */
     /* direct_io (dio.h): one per data subfile, NULL when off */
     tagg_dio_t     *dio;
     struct sub_dctx *dctx;
@@ -140,7 +151,8 @@ int tagg_sub_node_name(const tagg_config_t *cfg, int rank, char *name, size_t le
 int tagg_sub_gather_nodes(tagg_file_t *f, char **all);
 /* Rank 0: the index (and metadata file) of a new node-local file. 0, or -1
  * with the message in err. */
-int tagg_sub_create_nvr(tagg_file_t *f, tagg_sf_index_t *ix, const char *nodes, char *err, unsigned long long made[2]);
+int tagg_sub_create_nvr(tagg_file_t *f, tagg_sf_index_t *ix, const char *nodes, char *err, unsigned long long made[2],
+                        tagg_sf_ixfd_t *ixfd);
 /* Collective: ownership of the node-local subfiles, created or checked by
  * their nodes. Agreed. */
 int tagg_sub_nvr_setup(tagg_file_t *f, sub_t *s, const char *nodes, int created);

@@ -442,23 +442,60 @@ static int zread(tagg_file_t *f, int fd, uint32_t k, uint64_t j, uint64_t local,
     return 1;
 }
 
+/* Fresh files, under s->mu: the remembered partial write of exactly
+ * [at, at+n) of stripe key, or -1. */
+static int recent_find(const sub_t *s, uint64_t key, uint64_t at, uint64_t n)
+{
+    for (int i = s->nrecent - 1; i >= 0; i--)
+        if (s->recent[i].key == key && s->recent[i].at == at && s->recent[i].n == n)
+            return i;
+    return -1;
+}
+
+/* Under s->mu: forgets the remembered writes of stripe key that overlap
+ * [lo, hi) (a write there changes their bytes). */
+static void recent_forget(sub_t *s, uint64_t key, uint64_t lo, uint64_t hi)
+{
+    int w = 0;
+    for (int i = 0; i < s->nrecent; i++)
+        if (!(s->recent[i].key == key && s->recent[i].at < hi && lo < s->recent[i].at + s->recent[i].n))
+            s->recent[w++] = s->recent[i];
+    s->nrecent = w;
+}
+
+/* Under s->mu: remembers a partial write that landed (the oldest goes when
+ * the list is full; a rewrite of it then reads its bytes back). */
+static void recent_add(sub_t *s, uint64_t key, uint64_t at, uint64_t n, uint64_t crc)
+{
+    recent_forget(s, key, at, at + n);
+    if (s->nrecent == TAGG_SUB_RECENT)
+        memmove(s->recent, s->recent + 1, (TAGG_SUB_RECENT - 1) * sizeof *s->recent), s->nrecent--;
+    s->recent[s->nrecent++] = (struct sub_recent){key, at, n, crc};
+}
+
 /* A new file (s->fresh): the change of the padded CRC form of stripe `key`
- * when its bytes [at, at+n) (at `local` in fd) become buf. They were zeros,
- * except where this rank wrote before (its spans): from the first such byte to
- * the last they are read first. Another rank's bytes among them would mean
- * overlapping spans: close re-reads the stripe then, whatever this delta says.
- * 0 or -1 (pushed). */
-static int fresh_delta(tagg_file_t *f, int fd, uint64_t key, uint64_t at, uint64_t local, uint64_t n, const char *buf,
+ * when its bytes [at, at+n) (at `local` in fd) become bytes whose CRC-64
+ * is crc. They were zeros, except where this rank wrote before (its spans):
+ * when that was one write of exactly these bytes, its remembered checksum
+ * stands for them; otherwise they are read first, from the first such byte
+ * to the last. Another rank's bytes among them would mean overlapping spans:
+ * close re-reads the stripe then, whatever this delta says. The remembered
+ * writes that overlap the range are forgotten (the caller remembers this one
+ * once it landed). 0 or -1 (pushed). */
+static int fresh_delta(tagg_file_t *f, int fd, uint64_t key, uint64_t at, uint64_t local, uint64_t n, uint64_t crc,
                        const char *name, uint64_t *delta)
 {
     sub_t   *s = sub_of(f);
-    uint64_t a = 0, b = 0, before;
+    uint64_t a = 0, b = 0, before = 0;
     pthread_mutex_lock(&s->mu);
-    int had = tagg_notes_touch(&s->written, key, at, at + n, &a, &b);
-    pthread_mutex_unlock(&s->mu);
-    if (!had)
+    int had = tagg_notes_touch(&s->written, key, at, at + n, &a, &b), i = had ? recent_find(s, key, at, n) : -1;
+    if (i >= 0)
+        before = s->recent[i].crc, had = 0;
+    else if (!had)
         before = tagg_crc_zeros(n);
-    else {
+    recent_forget(s, key, at, at + n);
+    pthread_mutex_unlock(&s->mu);
+    if (had) {
         char *old = calloc(1, (size_t)n);
         if (!old) {
             TAGG_ERR(TAGG_E_NOMEM, "out of memory (%llu bytes to follow a rewrite)", (unsigned long long)n);
@@ -470,10 +507,11 @@ static int fresh_delta(tagg_file_t *f, int fd, uint64_t key, uint64_t at, uint64
             free(old);
             return -1;
         }
+        __atomic_add_fetch(&f->stats.sf_pre_read, b - a, __ATOMIC_RELAXED);
         before = tagg_crc64(0, old, (size_t)n);
         free(old);
     }
-    *delta = tagg_crc_delta(before, tagg_crc64(0, buf, (size_t)n), at, n, s->ix.stripe);
+    *delta = tagg_crc_delta(before, crc, at, n, s->ix.stripe);
     return 0;
 }
 
@@ -509,9 +547,9 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
      * decoded); in a new file every write brings its change from zeros (or,
      * over bytes this rank wrote before, from those), which close sums when
      * no two ranks' spans overlap; anything else is re-read at close */
-    int      full  = off % S == 0 && n == S, unsure = 0;
+    int      full  = off % S == 0 && n == S, unsure = 0, remember = 0;
     uint64_t at    = off % S, key = 2 * j + (uint64_t)sp;
-    uint64_t crc   = full ? tagg_crc64(0, buf, (size_t)n) : 0, delta = 0, form = 0;
+    uint64_t crc   = full || s->fresh ? tagg_crc64(0, buf, (size_t)n) : 0, delta = 0, form = 0;
     char *old = NULL; /* the logical bytes a partial write replaces (read-write open of a closed file) */
     if (!full && s->base_on && !(old = malloc((size_t)n))) {
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (%llu bytes to check a rewrite)", (unsigned long long)n);
@@ -524,12 +562,19 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
         free(old);
         return -1;
     }
+    if (s->fresh && (full || (!sp && tagg_sub_zmay(s, j)))) {
+        pthread_mutex_lock(&s->mu);
+        recent_forget(s, key, 0, S);
+        pthread_mutex_unlock(&s->mu);
+    }
     if (s->fresh && full)
         delta = tagg_crc_delta(tagg_crc_zeros(n), crc, 0, n, S);
     else if (s->fresh && !sp && tagg_sub_zmay(s, j))
         unsure = NOTE_UNSURE; /* the codec may rewrite the slot whole */
-    else if (s->fresh && fresh_delta(f, fd, key, at, local, n, buf, name, &delta) < 0)
+    else if (s->fresh && fresh_delta(f, fd, key, at, local, n, crc, name, &delta) < 0)
         return -1;
+    else if (s->fresh)
+        remember = 1;
     int zr = sp ? 0 : zwrite(f, fd, j, local, n, buf, crc, &form, name, old); /* compression: 1 done, -1 failed */
     if (zr < 0) {
         free(old);
@@ -546,7 +591,9 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
         return -1;
     }
     pthread_mutex_lock(&s->mu);
-    int rc = tagg_notes_write(&s->written, key, full, crc, form, delta, at, at + n, unsure);
+    int rc = tagg_notes_write(&s->written, key, full, full ? crc : 0, form, delta, at, at + n, unsure);
+    if (remember)
+        recent_add(s, key, at, n, crc);
     pthread_mutex_unlock(&s->mu);
     if (rc < 0)
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (noting written stripes)");

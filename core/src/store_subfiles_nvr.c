@@ -87,7 +87,8 @@ int tagg_sub_gather_nodes(tagg_file_t *f, char **all)
 
 /* Rank 0, destination=nvr: the index of a new file; subfile k belongs to the
  * k-th node in rank order (the node's ranks create it, in their directory). */
-int tagg_sub_create_nvr(tagg_file_t *f, tagg_sf_index_t *ix, const char *nodes, char *err, unsigned long long made[2])
+int tagg_sub_create_nvr(tagg_file_t *f, tagg_sf_index_t *ix, const char *nodes, char *err, unsigned long long made[2],
+                        tagg_sf_ixfd_t *ixfd)
 {
     uint32_t N = 0;
     int     *first = malloc((size_t)f->size * sizeof *first); /* lowest rank of each node */
@@ -117,7 +118,7 @@ int tagg_sub_create_nvr(tagg_file_t *f, tagg_sf_index_t *ix, const char *nodes, 
     free(mp);
     if (fd < 0 || close(fd) < 0)
         return -1;
-    return tagg_sf_index_write_mode(f->path, ix, f->cfg.fsync, 1, made, err, ERRLEN);
+    return tagg_sf_index_write_mode(f->path, ix, f->cfg.fsync, 1, made, ixfd, err, ERRLEN);
 }
 
 /* Collective, destination=nvr, after the index is known everywhere: which

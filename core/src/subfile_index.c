@@ -808,8 +808,10 @@ int tagg_sf_index_read(const char *path, tagg_sf_index_t *idx, char *err, size_t
     return rc;
 }
 
-/* Writes text whole to fd, fsyncs it when sync, closes it (always). */
-static int put_text(int fd, const char *name, const char *text, size_t len, int sync, char *err, size_t errlen)
+/* Writes text whole to fd, fsyncs it when sync, closes it (always, except
+ * into *keep when given and everything succeeded). */
+static int put_text(int fd, const char *name, const char *text, size_t len, int sync, int *keep, char *err,
+                    size_t errlen)
 {
     for (size_t done = 0; done < len;) {
         ssize_t put = write(fd, text + done, len - done);
@@ -822,7 +824,16 @@ static int put_text(int fd, const char *name, const char *text, size_t len, int 
         }
         done += (size_t)put;
     }
-    if ((sync && fsync(fd) < 0) || close(fd) < 0) {
+    if (sync && fsync(fd) < 0) {
+        tagg_errmsg(err, errlen, "writing the index '%s': %s", name, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (keep) {
+        *keep = fd;
+        return 0;
+    }
+    if (close(fd) < 0) {
         tagg_errmsg(err, errlen, "writing the index '%s': %s", name, strerror(errno));
         return -1;
     }
@@ -840,8 +851,8 @@ static void fd_id(int fd, unsigned long long id[2])
 /* The index text replaces whatever is at path atomically: a temporary beside
  * it, then rename. id (may be NULL): the temporary's device and inode (a
  * rename keeps the inode). 0 or -1 with a message. */
-static int replace_text(const char *path, const char *text, size_t len, int sync, unsigned long long id[2], char *err,
-                        size_t errlen)
+static int replace_text(const char *path, const char *text, size_t len, int sync, unsigned long long id[2], int *keep,
+                        char *err, size_t errlen)
 {
     char *tmp = malloc(strlen(path) + 16);
     int   fd  = -1;
@@ -852,10 +863,12 @@ static int replace_text(const char *path, const char *text, size_t len, int sync
     sprintf(tmp, "%s.tagg-tmp", path);
     if ((fd = tagg_sf_create(tmp, err, errlen)) >= 0)
         fd_id(fd, id);
-    int rc = fd < 0 ? -1 : put_text(fd, tmp, text, len, sync, err, errlen);
+    int rc = fd < 0 ? -1 : put_text(fd, tmp, text, len, sync, keep, err, errlen);
     if (rc == 0 && rename(tmp, path) < 0) {
         tagg_errmsg(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
         rc = -1;
+        if (keep)
+            close(*keep), *keep = -1;
     }
     if (rc < 0 && fd >= 0)
         unlink(tmp);
@@ -864,11 +877,13 @@ static int replace_text(const char *path, const char *text, size_t len, int sync
 }
 
 int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int sync, int fresh,
-                             unsigned long long id[2], char *err, size_t errlen)
+                             unsigned long long id[2], tagg_sf_ixfd_t *keep, char *err, size_t errlen)
 {
     char  *text = NULL;
     size_t len  = 0;
     int    fd   = -1, rc;
+    if (keep)
+        keep->fd = -1, keep->len = 0;
     if (tagg_sf_index_format(idx, &text, &len) < 0) {
         tagg_errmsg(err, errlen, "out of memory");
         return -1;
@@ -880,42 +895,55 @@ int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int s
         id[0] = id[1] = 0;
     if (fresh && (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666)) >= 0) {
         fd_id(fd, id);
-        if ((rc = put_text(fd, path, text, len, sync, err, errlen)) < 0)
+        if ((rc = put_text(fd, path, text, len, sync, keep ? &keep->fd : NULL, err, errlen)) < 0)
             unlink(path); /* ours: created just now */
     }
     else
-        rc = replace_text(path, text, len, sync, id, err, errlen);
+        rc = replace_text(path, text, len, sync, id, keep ? &keep->fd : NULL, err, errlen);
     if (rc < 0 && id)
         id[0] = id[1] = 0;
+    if (rc == 0 && keep)
+        keep->len = len;
     free(text);
     return rc;
 }
 
 int tagg_sf_index_write(const char *path, const tagg_sf_index_t *idx, int sync, char *err, size_t errlen)
 {
-    return tagg_sf_index_write_mode(path, idx, sync, 0, NULL, err, errlen);
+    return tagg_sf_index_write_mode(path, idx, sync, 0, NULL, NULL, err, errlen);
 }
 
 int tagg_sf_index_finish(const char *path, const tagg_sf_index_t *idx, int sync, unsigned long long dev,
-                         unsigned long long ino, int *inplace, char *err, size_t errlen)
+                         unsigned long long ino, tagg_sf_ixfd_t *kept, int *inplace, char *err, size_t errlen)
 {
     char       *text = NULL;
     size_t      len  = 0;
     struct stat st;
+    int         fd   = kept ? kept->fd : -1;
+    if (kept)
+        kept->fd = -1;
     if (inplace)
         *inplace = 0;
     if (tagg_sf_index_format(idx, &text, &len) < 0) {
         tagg_errmsg(err, errlen, "out of memory");
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
-    int fd = len <= TAGG_SF_INPLACE_MAX ? open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_dev != dev ||
-                    (unsigned long long)st.st_ino != ino)) {
-        close(fd); /* not the index this writer made: replace whatever is there */
-        fd = -1;
-    }
+    /* the descriptor kept since the open index was written: still that file
+     * at some name (a rename over it leaves it without links), no lookup;
+     * its length is the open text's */
+    if (fd >= 0 && (len > TAGG_SF_INPLACE_MAX || fstat(fd, &st) != 0 || st.st_nlink == 0 ||
+                    (unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino))
+        close(fd), fd = -1;
+    else if (fd >= 0)
+        st.st_size = (off_t)kept->len;
+    else if (len <= TAGG_SF_INPLACE_MAX && (fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+             (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_dev != dev ||
+              (unsigned long long)st.st_ino != ino))
+        close(fd), fd = -1; /* not the index this writer made: replace whatever is there */
     if (fd < 0) { /* the text made above replaces the index atomically */
-        int rc = replace_text(path, text, len, sync, NULL, err, errlen);
+        int rc = replace_text(path, text, len, sync, NULL, NULL, err, errlen);
         free(text);
         return rc;
     }

@@ -221,13 +221,22 @@ int tagg_sf_index_from_text(const char *path, const char *text, size_t len, tagg
 /* Writes the index at path atomically (a temporary beside it, then rename);
  * fsyncs it when sync. 0 or -1 with a message. */
 int tagg_sf_index_write(const char *path, const tagg_sf_index_t *idx, int sync, char *err, size_t errlen);
+/* A writer's own index, kept open from the write of its "state open" text to
+ * its final one (tagg_sf_index_finish): the descriptor (-1: none) and the
+ * length of the text it holds. */
+typedef struct {
+    int    fd;
+    size_t len;
+} tagg_sf_ixfd_t;
 /* The same; fresh: the index of a file being created, written straight at
  * path when nothing is there (one create, no temporary and rename: a rename
  * costs a parallel file system's metadata servers most), replaced atomically
  * when something is. id (may be NULL): the device and inode of the file
- * written, taken from the descriptor this call created (never by path). */
+ * written, taken from the descriptor this call created (never by path).
+ * keep (may be NULL): that descriptor stays open there (write-only,
+ * close-on-exec; fd -1 on failure), for the final write. */
 int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int sync, int fresh,
-                             unsigned long long id[2], char *err, size_t errlen);
+                             unsigned long long id[2], tagg_sf_ixfd_t *keep, char *err, size_t errlen);
 /* The final index of a writer's close over its own "state open" index, the
  * file (dev, ino) it holds: written in place (one write from offset 0, the
  * rest cut, fsync when sync) when its text is at most TAGG_SF_INPLACE_MAX
@@ -236,10 +245,14 @@ int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int s
  * rename (4-7 ms on the GlusterFS testbed, a small file's close); a crash
  * during that one write may leave a torn index, refused by its checksum
  * where a replaced one would still say "state open" (readable with
- * salvage=1). *inplace (may be NULL): 1 when written in place. */
+ * salvage=1). kept (may be NULL): the descriptor the open index was written
+ * through (tagg_sf_index_write_mode's keep), always closed here: used
+ * instead of opening path while that file still has a name and is (dev,
+ * ino), which saves an open, and the close of the open index, per file.
+ * *inplace (may be NULL): 1 when written in place. */
 #define TAGG_SF_INPLACE_MAX 4096
 int tagg_sf_index_finish(const char *path, const tagg_sf_index_t *idx, int sync, unsigned long long dev,
-                         unsigned long long ino, int *inplace, char *err, size_t errlen);
+                         unsigned long long ino, tagg_sf_ixfd_t *kept, int *inplace, char *err, size_t errlen);
 /* 1 when the file at path starts with the magic, 0 when it does not (or is
  * absent), -1 when it cannot be read (message). */
 int tagg_sf_probe(const char *path, char *err, size_t errlen);

@@ -280,7 +280,7 @@ static void test_round_trip(void **state)
             fclose(fp);
             assert_int_equal(symlink(target, path), 0);
         }
-        if (tagg_sf_index_write_mode(path, &ix, 0, 1, NULL, err, sizeof err) < 0)
+        if (tagg_sf_index_write_mode(path, &ix, 0, 1, NULL, NULL, err, sizeof err) < 0)
             fail_msg("fresh write (%d): %s", what, err);
         assert_int_equal(lstat(path, &st), 0);
         assert_true(S_ISREG(st.st_mode));
@@ -333,11 +333,11 @@ static void test_index_finish(void **state)
     big.closed = 0;
     many_stripes(&big, 40);
     unsigned long long id[2] = {0, 0};
-    if (tagg_sf_index_write_mode(path, &big, 0, 1, id, err, sizeof err) < 0)
+    if (tagg_sf_index_write_mode(path, &big, 0, 1, id, NULL, err, sizeof err) < 0)
         fail_msg("open index: %s", err);
     assert_int_equal(stat(path, &st), 0);
     assert_true(id[0] == (unsigned long long)st.st_dev && id[1] == (unsigned long long)st.st_ino); /* from its descriptor */
-    if (tagg_sf_index_finish(path, &ix, 1, id[0], id[1], &inplace, err, sizeof err) < 0)
+    if (tagg_sf_index_finish(path, &ix, 1, id[0], id[1], NULL, &inplace, err, sizeof err) < 0)
         fail_msg("finish: %s", err);
     assert_int_equal(inplace, 1);
     assert_int_equal(stat(path, &st2), 0);
@@ -356,7 +356,7 @@ static void test_index_finish(void **state)
     fputs("someone else's", fp);
     fclose(fp);
     assert_int_equal(rename(other, path), 0);
-    if (tagg_sf_index_finish(path, &ix, 0, st.st_dev, st.st_ino, &inplace, err, sizeof err) < 0)
+    if (tagg_sf_index_finish(path, &ix, 0, st.st_dev, st.st_ino, NULL, &inplace, err, sizeof err) < 0)
         fail_msg("finish over another file: %s", err);
     assert_int_equal(inplace, 0);
     if (tagg_sf_index_read(path, &back, err, sizeof err) < 0)
@@ -371,7 +371,7 @@ static void test_index_finish(void **state)
     fclose(fp);
     assert_int_equal(symlink(target, path), 0);
     assert_int_equal(stat(target, &st2), 0);
-    if (tagg_sf_index_finish(path, &ix, 0, st2.st_dev, st2.st_ino, &inplace, err, sizeof err) < 0)
+    if (tagg_sf_index_finish(path, &ix, 0, st2.st_dev, st2.st_ino, NULL, &inplace, err, sizeof err) < 0)
         fail_msg("finish over a link: %s", err);
     assert_int_equal(inplace, 0);
     assert_int_equal(lstat(path, &st), 0);
@@ -387,7 +387,7 @@ static void test_index_finish(void **state)
     assert_true(len > TAGG_SF_INPLACE_MAX);
     free(text);
     assert_int_equal(stat(path, &st), 0);
-    if (tagg_sf_index_finish(path, &big, 0, st.st_dev, st.st_ino, &inplace, err, sizeof err) < 0)
+    if (tagg_sf_index_finish(path, &big, 0, st.st_dev, st.st_ino, NULL, &inplace, err, sizeof err) < 0)
         fail_msg("finish, large: %s", err);
     assert_int_equal(inplace, 0);
     assert_int_equal(stat(path, &st2), 0);
@@ -397,6 +397,79 @@ static void test_index_finish(void **state)
     assert_same(&big, &back);
     tagg_sf_index_free(&back);
     unlink(path), unlink(target), rmdir(dir);
+    tagg_sf_index_free(&big);
+    tagg_sf_index_free(&ix);
+}
+
+/* The open index's descriptor kept for the final write (tagg_sf_ixfd_t):
+ * written through it in place (no open by path), closed by the finish; when
+ * another file was renamed over it, the path gets the final index by
+ * replacement and the other file is not written into. */
+static void test_index_finish_kept(void **state)
+{
+    (void)state;
+    tagg_sf_index_t ix, big, back;
+    char            err[512], dir[] = "/tmp/tagg-sfkeep-XXXXXX", path[96], other[128], other2[160];
+    struct stat     st, st2;
+    int             inplace = -1;
+    make_index(&ix);
+    make_index(&big);
+    big.closed = 0;
+    many_stripes(&big, 40);
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/my file.h5", dir);
+    snprintf(other, sizeof other, "%s/other", dir);
+    for (int renamed = 0; renamed < 2; renamed++) {
+        unsigned long long id[2] = {0, 0};
+        tagg_sf_ixfd_t     keep  = {-7, 7};
+        if (tagg_sf_index_write_mode(path, &big, 0, 1, id, &keep, err, sizeof err) < 0)
+            fail_msg("open index: %s", err);
+        assert_true(keep.fd >= 0);
+        assert_int_equal(fstat(keep.fd, &st), 0);
+        assert_true((unsigned long long)st.st_ino == id[1]);
+        assert_true(keep.len == (size_t)st.st_size);
+        assert_int_equal(fcntl(keep.fd, F_GETFL) & O_ACCMODE, O_WRONLY);
+        assert_true(fcntl(keep.fd, F_GETFD) & FD_CLOEXEC);
+        if (renamed) {
+            FILE *fp = fopen(other, "w");
+            fputs("someone else's", fp);
+            fclose(fp);
+            snprintf(other2, sizeof other2, "%s.link", other);
+            assert_int_equal(link(other, other2), 0); /* to look at it after the finish */
+            assert_int_equal(rename(other, path), 0);
+            assert_int_equal(stat(path, &st2), 0);
+        }
+        int fd = keep.fd;
+        if (tagg_sf_index_finish(path, &ix, 1, id[0], id[1], &keep, &inplace, err, sizeof err) < 0)
+            fail_msg("finish%s: %s", renamed ? " (renamed over)" : "", err);
+        assert_int_equal(keep.fd, -1);
+        errno = 0;
+        assert_int_equal(fcntl(fd, F_GETFD), -1); /* closed by the finish */
+        assert_int_equal(errno, EBADF);
+        assert_int_equal(inplace, !renamed);
+        struct stat now;
+        assert_int_equal(stat(path, &now), 0);
+        if (!renamed) {
+            assert_true(now.st_ino == st.st_ino);
+            assert_true(now.st_size < st.st_size); /* the longer open text cut */
+        }
+        else { /* replaced, not written into */
+            char  got[32] = "";
+            FILE *fp      = fopen(other2, "r");
+            assert_non_null(fp);
+            assert_non_null(fgets(got, sizeof got, fp));
+            fclose(fp);
+            assert_string_equal(got, "someone else's");
+            assert_true(now.st_ino != st2.st_ino);
+            unlink(other2);
+        }
+        if (tagg_sf_index_read(path, &back, err, sizeof err) < 0)
+            fail_msg("read: %s", err);
+        assert_same(&ix, &back);
+        tagg_sf_index_free(&back);
+        unlink(path);
+    }
+    rmdir(dir);
     tagg_sf_index_free(&big);
     tagg_sf_index_free(&ix);
 }
@@ -1118,6 +1191,7 @@ int main(void)
         cmocka_unit_test(test_crc64),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_index_finish),
+        cmocka_unit_test(test_index_finish_kept),
         cmocka_unit_test(test_rejects),
         cmocka_unit_test(test_format2),
         cmocka_unit_test(test_path_rule),

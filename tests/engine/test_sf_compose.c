@@ -18,7 +18,11 @@
  * Cases (S = 4 KiB stripes, 2 subfiles, at least 2 ranks):
  *   apart     ranks write interleaved blocks of every stripe, each rewriting some
  *             of its own bytes, pieces crossing stripe boundaries, a final size
- *             that ends inside a stripe: all composed, none read back;
+ *             that ends inside a stripe: all composed, none read back at close
+ *             (the partial rewrites read the bytes they replace: sf_pre_read);
+ *   exact     as apart, but every rewrite is of exactly one earlier write of
+ *             the same rank (HDF5's superblock and metadata rewrites): composed,
+ *             and nothing read before a rewrite either (sf_pre_read=0);
  *   overlap   as apart, then rank 1 overwrites bytes rank 0 wrote (after a
  *             barrier): that stripe is read back;
  *   cut       as apart, then the size is cut through written bytes and extended
@@ -74,14 +78,22 @@ static int put(tagg_file_t *f, int writer, uint64_t off, uint64_t len, uint64_t 
 /* Interleaved blocks: in every stripe, rank q writes blocks q, q + n, ... of
  * `blocks` equal blocks; then every rank rewrites some of its own bytes, and
  * writes one piece across a stripe boundary (its block at the end of stripe
- * j and the start of j+1 joined when it owns both). 0 or -1 on this rank. */
-static int interleaved(tagg_file_t *f, int blocks, uint64_t *g)
+ * j and the start of j+1 joined when it owns both). exact: the rewrites are
+ * of whole blocks, some twice, and nothing crosses a boundary (every rewrite
+ * is of exactly one earlier write). 0 or -1 on this rank. */
+static int interleaved(tagg_file_t *f, int blocks, int exact, uint64_t *g)
 {
     uint64_t b  = S / (uint64_t)blocks;
     int      rc = 0;
     for (uint64_t j = 0; j < NSTRIPES; j++)
         for (int k = 0; k < blocks; k++)
             rc |= put(f, k % nranks, j * S + (uint64_t)k * b, b, g);
+    for (uint64_t j = 0; exact && j < NSTRIPES; j++)
+        for (int k = 0; k < blocks; k++)
+            for (int again = 0; again <= (int)(j % 3 == 0); again++)
+                rc |= put(f, k % nranks, j * S + (uint64_t)k * b, b, g);
+    if (exact)
+        return rc;
     for (uint64_t j = 0; j < NSTRIPES; j += 3) /* rewrites of own bytes: part of a block */
         for (int k = 0; k < blocks; k++)
             rc |= put(f, k % nranks, j * S + (uint64_t)k * b + b / 4, b / 2, g);
@@ -195,7 +207,10 @@ static void flip(const char *path, int k, uint64_t at)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static void one_case(const char *dir, const char *name, int blocks, int overlap, int cut, int want_reread)
+/* want_pre: 1 some bytes are read back before a rewrite of them (sf_pre_read
+ * > 0), 0 none (every rewrite is of exactly one remembered write), -1 either */
+static void one_case(const char *dir, const char *name, int blocks, int overlap, int cut, int exact, int want_reread,
+                     int want_pre)
 {
     char path[1024], sum[1100], cfgtext[1400], what[600];
     snprintf(path, sizeof path, "%s/sf_compose_%s.h5", dir, name);
@@ -206,7 +221,7 @@ static void one_case(const char *dir, const char *name, int blocks, int overlap,
     uint64_t      g = 99 + (uint64_t)blocks;
     tagg_config_t cfg;
     tagg_file_t  *f  = open_file(path, cfgtext, TAGG_OPEN_RDWR | TAGG_OPEN_CREAT | TAGG_OPEN_TRUNC, &cfg);
-    int           rc = interleaved(f, blocks, &g);
+    int           rc = interleaved(f, blocks, exact, &g);
     uint64_t      b  = S / (uint64_t)blocks;
     if (overlap) { /* rank 1 over rank 0's first block of stripe 2, and past it */
         MPI_Barrier(MPI_COMM_WORLD);
@@ -232,10 +247,14 @@ static void one_case(const char *dir, const char *name, int blocks, int overlap,
     snprintf(what, sizeof what, "%s: writes and close succeed", name);
     check(rc == 0, what);
 
-    long v[2] = {-1, -1};
+    long v[3] = {-1, -1, -1};
     if (rank == 0)
-        v[0] = summary_field(sum, "sf_composed="), v[1] = summary_field(sum, "sf_reread=");
-    MPI_Bcast(v, 2, MPI_LONG, 0, MPI_COMM_WORLD);
+        v[0] = summary_field(sum, "sf_composed="), v[1] = summary_field(sum, "sf_reread="),
+        v[2] = summary_field(sum, "sf_pre_read=");
+    MPI_Bcast(v, 3, MPI_LONG, 0, MPI_COMM_WORLD);
+    snprintf(what, sizeof what, "%s: sf_pre_read=%ld (want %s)", name, v[2],
+             want_pre > 0 ? "> 0: partial rewrites read their bytes first" : want_pre == 0 ? "0: exact rewrites" : ">= 0");
+    check(want_pre > 0 ? v[2] > 0 : want_pre == 0 ? v[2] == 0 : v[2] >= 0, what);
     if (want_reread)
         snprintf(what, sizeof what, "%s: sf_composed=%ld sf_reread=%ld (want stripes read back)", name, v[0], v[1]);
     else
@@ -279,10 +298,11 @@ int main(int argc, char **argv)
         return 2;
     }
     /* blocks per stripe: 2 * nranks + 1 gives each rank 2-3 pieces (kept apart); 4 * NOTE_SPANS * nranks more than a note keeps */
-    one_case(argv[1], "apart", 2 * nranks + 1, 0, 0, 0);
-    one_case(argv[1], "overlap", 2 * nranks + 1, 1, 0, 1);
-    one_case(argv[1], "cut", 2 * nranks + 1, 0, 1, 1);
-    one_case(argv[1], "fine", 64, 0, 0, 1);
+    one_case(argv[1], "apart", 2 * nranks + 1, 0, 0, 0, 0, 1);
+    one_case(argv[1], "exact", 2 * nranks + 1, 0, 0, 1, 0, 0);
+    one_case(argv[1], "overlap", 2 * nranks + 1, 1, 0, 0, 1, 1);
+    one_case(argv[1], "cut", 2 * nranks + 1, 0, 1, 0, 1, 1);
+    one_case(argv[1], "fine", 64, 0, 0, 0, 1, -1);
     free(image);
     if (rank == 0)
         printf("%d passed, %d failed\n", passed, failed);

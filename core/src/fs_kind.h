@@ -38,5 +38,11 @@ int tagg_mount_type(const char *mountinfo, size_t len, const char *abs, char *ty
  * passing, no lookup of the file itself (realpath of the directory, the
  * mount table). */
 unsigned tagg_fs_view(const char *path);
+/* The same, asked afresh: tagg_fs_view keeps the answers of this process by
+ * directory while the mount table does not change (one poll of a kept
+ * descriptor of /proc/self/mountinfo per call). A link in the directory's
+ * path that is changed to point into another mount while the process runs is
+ * not seen (the kind only chooses handles and costs, never what is written). */
+unsigned tagg_fs_view_uncached(const char *path);
 
 #endif

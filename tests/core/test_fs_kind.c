@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* unshare */
 /* The file system under a path from the mount table (core/src/fs_kind.c):
  * the longest mount point at a '/' boundary, escaped mount points, optional
  * fields, malformed lines; the kinds of type names (FUSE serialises); and the
@@ -10,7 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fs_kind.h"
 
@@ -124,12 +131,67 @@ static void test_view_here(void **s)
     assert_int_equal(tagg_fs_view("/no/such/directory/x.h5"), TAGG_FS_OTHER);
 }
 
+/* The kept answers follow the mount table: in a child with a mount namespace
+ * of its own (root only: unshare needs CAP_SYS_ADMIN), a directory's view
+ * changes when a tmpfs is mounted on it and back when it is unmounted. Runs
+ * before any other view in this process (a child inherits the parent's kept
+ * descriptor, which watches the parent's namespace). */
+static void test_view_follows_mounts(void **s)
+{
+    (void)s;
+    char dir[] = "/var/tmp/tagg-fs-kind-XXXXXX", file[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, sizeof file, "%s/x.h5", dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (unshare(CLONE_NEWNS) != 0)
+            _exit(errno == EPERM ? 3 : 4);
+        if (mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+            _exit(5);
+        unsigned before = tagg_fs_view(file), again = tagg_fs_view(file);
+        if (before != again || before != tagg_fs_view_uncached(file) || (before & 0xffu) == TAGG_FS_TMPFS)
+            _exit(6);
+        if (mount("none", dir, "tmpfs", 0, NULL) != 0)
+            _exit(7);
+        unsigned on = tagg_fs_view(file);
+        umount(dir);
+        unsigned off = tagg_fs_view(file);
+        _exit((on & 0xffu) == TAGG_FS_TMPFS && off == before ? 0 : 8);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    rmdir(dir);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) == 3) {
+        printf("view_follows_mounts: not root (unshare: EPERM), the mount check did not run\n");
+        return;
+    }
+    if (WEXITSTATUS(st) != 0)
+        fail_msg("child failed at step %d (6: cached view differs; 8: a mount or unmount not seen)", WEXITSTATUS(st));
+}
+
+/* Kept answers equal fresh ones, absolute and relative names alike. */
+static void test_view_cached(void **s)
+{
+    (void)s;
+    const char *paths[] = {"/dev/shm/x.h5", "/tmp/x.h5", "/var/tmp/", "x.h5", "./x.h5", "/", "/no/such/dir/x.h5"};
+    for (int round = 0; round < 2; round++)
+        for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+            unsigned a = tagg_fs_view(paths[i]), b = tagg_fs_view_uncached(paths[i]);
+            if (a != b)
+                fail_msg("%s: kept view %#x, fresh %#x (round %d)", paths[i], a, b, round);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_view_follows_mounts), /* first: see there */
         cmocka_unit_test(test_mount_table),
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_view_here),
+        cmocka_unit_test(test_view_cached),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

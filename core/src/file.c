@@ -14,6 +14,7 @@
 enum { WB_COLL_OTHER = 0, WB_COLL_READ, WB_COLL_KEPT };
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +57,9 @@ static int look_at(const char *path, unsigned flags, int *layout, int *seen, cha
     if (!S_ISREG(sb.st_mode)) /* a FIFO would block an open, a directory is none */
         return S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
     /* an index's text comes along (the store parses it); a plain file's
-     * descriptor too, for a read-only open (the store may keep it) */
-    int probe = tagg_sf_probe_text(path, text, len, (flags & TAGG_OPEN_RDWR) ? NULL : plain_fd, NULL, 0);
+     * descriptor too, opened as the open asks when it can be (the store may
+     * keep it; a create over it cuts it through this descriptor) */
+    int probe = tagg_sf_probe_open(path, text, len, plain_fd, (flags & TAGG_OPEN_RDWR) != 0, NULL, 0);
     *layout   = probe < 0 ? -1 : probe ? TAGG_LAYOUT_SUBFILES : TAGG_LAYOUT_SHARED;
     *seen     = probe < 0 ? 0 : probe ? 3 : 2; /* unreadable: the store's open looks (and says why) */
     return (flags & TAGG_OPEN_CREAT) && (flags & TAGG_OPEN_EXCL) ? EEXIST : 0;
@@ -369,7 +371,8 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
      * agreement after the open); a failure rides in the reduction. Subfiled
      * files keep the store's own truncation (every subfile goes). */
     if (rank == 0 && !in[3] && rc == 0 && have_cfg && (flags & TAGG_OPEN_TRUNC) &&
-        f->cfg.layout == TAGG_LAYOUT_SHARED && found == TAGG_LAYOUT_SHARED && truncate(path, 0) != 0)
+        f->cfg.layout == TAGG_LAYOUT_SHARED && found == TAGG_LAYOUT_SHARED &&
+        (seen_fd >= 0 && (fcntl(seen_fd, F_GETFL) & O_ACCMODE) == O_RDWR ? ftruncate(seen_fd, 0) : truncate(path, 0)) != 0)
         in[3] = errno ? errno : EIO;
     if ((code = tagg_mpi_allreduce(in, out, 6, MPI_INT64_T, MPI_MAX, comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (tagg open)", code);

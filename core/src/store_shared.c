@@ -117,8 +117,10 @@ static int open_posix(tagg_file_t *f, shared_t *s, int amode)
         fl |= O_CREAT;
     if (amode & MPI_MODE_EXCL)
         fl |= O_EXCL;
-    if (f->seen_fd >= 0 && !(amode & MPI_MODE_RDWR)) { /* rank 0's look at the path (file.c): already open, */
-        s->fd = f->seen_fd, f->seen_fd = -1, s->opened = 1; /* a regular file, blocking (the probe checked) */
+    /* rank 0's look at the path (file.c): already open in the mode asked, a
+     * regular file, blocking (the probe checked; a create's O_EXCL refused it) */
+    if (f->seen_fd >= 0 && (fcntl(f->seen_fd, F_GETFL) & O_ACCMODE) == (amode & MPI_MODE_RDWR ? O_RDWR : O_RDONLY)) {
+        s->fd = f->seen_fd, f->seen_fd = -1, s->opened = 1;
         f->stats.handles[0]++;
         return 0;
     }

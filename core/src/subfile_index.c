@@ -711,9 +711,13 @@ fail:
 
 /* The index is the file the application named: followed like any file it
  * names, but it must be a regular file (no FIFO can block the probe). */
-static int open_index(const char *path, char *err, size_t errlen, int quiet_absent)
+static int open_index(const char *path, char *err, size_t errlen, int quiet_absent, int rdwr)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    int fd = -1;
+    if (rdwr) /* a writer's look: the descriptor it may keep; refused writing, still a look */
+        fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 && (!rdwr || errno == EACCES || errno == EPERM || errno == EROFS || errno == ETXTBSY))
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         if (!(quiet_absent && errno == ENOENT))
             tagg_errmsg(err, errlen, "cannot open '%s': %s", path, strerror(errno));
@@ -772,7 +776,7 @@ static int read_fd_whole(int fd, const char *path, char **text, size_t *len, cha
 
 int tagg_sf_read_whole(const char *path, char **text, size_t *len, char *err, size_t errlen)
 {
-    int fd = open_index(path, err, errlen, 0);
+    int fd = open_index(path, err, errlen, 0, 0);
     *text  = NULL;
     if (fd < 0)
         return -1;
@@ -968,8 +972,13 @@ int tagg_sf_probe(const char *path, char *err, size_t errlen)
 
 int tagg_sf_probe_text(const char *path, char **text, size_t *len, int *plain_fd, char *err, size_t errlen)
 {
+    return tagg_sf_probe_open(path, text, len, plain_fd, 0, err, errlen);
+}
+
+int tagg_sf_probe_open(const char *path, char **text, size_t *len, int *plain_fd, int rdwr, char *err, size_t errlen)
+{
     char    head[sizeof TAGG_SF_MAGIC];
-    int     fd = open_index(path, err, errlen, 1);
+    int     fd = open_index(path, err, errlen, 1, rdwr);
     ssize_t got;
     if (text)
         *text = NULL;

@@ -262,5 +262,9 @@ int tagg_sf_probe(const char *path, char *err, size_t errlen);
  * probe's descriptor stays open there (read-only, blocking, close-on-exec;
  * else -1): a read-only open of the file need not open it again. */
 int tagg_sf_probe_text(const char *path, char **text, size_t *len, int *plain_fd, char *err, size_t errlen);
+/* The same; rdwr: the file is opened read-write when it can be (read-only
+ * when that is refused: EACCES, EPERM, EROFS, ETXTBSY), so a plain file's
+ * kept descriptor may serve a read-write open (its access mode says which). */
+int tagg_sf_probe_open(const char *path, char **text, size_t *len, int *plain_fd, int rdwr, char *err, size_t errlen);
 
 #endif

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 
 #include "crc_shift.h"
 #include "sf_path.h"
@@ -247,6 +249,29 @@ static void test_round_trip(void **state)
         assert_int_equal(pread(keep, first, 3, 0), 3);
         assert_memory_equal(first, "not", 3);
         close(keep);
+        /* a writer's look: read-write, and read-only where writing is refused
+         * (an immutable file refuses even root; not every file system has the flag) */
+        assert_int_equal(tagg_sf_probe_open(plain, NULL, NULL, &keep, 1, err, sizeof err), 0);
+        assert_true(keep >= 0);
+        assert_int_equal(fcntl(keep, F_GETFL) & (O_ACCMODE | O_NONBLOCK), O_RDWR);
+        close(keep);
+        int ifd = open(plain, O_RDONLY), attr = 0, immutable = 0;
+        if (ifd >= 0 && ioctl(ifd, FS_IOC_GETFLAGS, &attr) == 0) {
+            attr |= FS_IMMUTABLE_FL;
+            immutable = ioctl(ifd, FS_IOC_SETFLAGS, &attr) == 0;
+        }
+        if (immutable) {
+            assert_int_equal(tagg_sf_probe_open(plain, NULL, NULL, &keep, 1, err, sizeof err), 0);
+            assert_true(keep >= 0);
+            assert_int_equal(fcntl(keep, F_GETFL) & O_ACCMODE, O_RDONLY);
+            close(keep);
+            attr &= ~FS_IMMUTABLE_FL;
+            assert_int_equal(ioctl(ifd, FS_IOC_SETFLAGS, &attr), 0);
+        }
+        else
+            printf("probe_open: no immutable flag here, the read-only fallback did not run\n");
+        if (ifd >= 0)
+            close(ifd);
         unlink(plain);
         pt = (char *)1;
         assert_int_equal(tagg_sf_probe_text(plain, &pt, &plen, &keep, err, sizeof err), 0); /* absent */

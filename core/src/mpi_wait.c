@@ -8,14 +8,16 @@
  * (the agreement after a call or a round, while aggregators write; the
  * throttle's token) therefore test the request in three phases:
  *   - the first 20 us: MPI_Test in a loop (a fast collective costs nothing more);
- *   - up to 10 ms: MPI_Test, then sched_yield(): a runnable process on this
+ *   - up to 2 ms: MPI_Test, then sched_yield(): a runnable process on this
  *     core runs first, and with none the call returns at once;
- *   - beyond: MPI_Test, then a 50 us sleep. A sleep that short still lasts
- *     0.14-0.25 ms on the virtual machines measured (timer slack and wake-up:
- *     nanosleep of 1 us took 138 us), so the wait ends up to that much after
- *     its request completed: at most 2-3 % of a wait of 10 ms. (Sleeping
- *     from 2 ms on, as before, added 0.24 ms on average to a 3 ms wait,
- *     the agreement after an aggregator's write on the GlusterFS testbed.)
+ *   - beyond: MPI_Test, then a 50 us sleep. Such a sleep lasts 0.14-0.25 ms
+ *     on the virtual machine measured (nanosleep of 1 us took 138 us), so a
+ *     wait may end that much after its request completed: 0.24 ms on average
+ *     on a 3 ms wait. Yielding up to 10 ms instead was measured on the
+ *     GlusterFS testbed (session 22, S3D 32^3, three alternating runs of 5):
+ *     writes 103-116 against 108-115 MiB/s, reads 202-221 against 201-241,
+ *     no gain: there the spinning rank competes with the file system's
+ *     daemons for the node's two cores.
  * Progress is made by MPI_Test itself. */
 #include "mpi_wait.h"
 
@@ -36,7 +38,7 @@ int tagg_mpi_wait(MPI_Request *req, MPI_Status *st)
         double waited = MPI_Wtime() - t0;
         if (waited < 20e-6)
             continue;
-        if (waited < 10e-3) {
+        if (waited < 2e-3) {
             sched_yield();
             continue;
         }

@@ -208,6 +208,14 @@ static void views_clear(void)
     views.n = views.next = 0;
 }
 
+__attribute__((destructor)) static void views_free(void) /* exit, or the plugin's dlclose */
+{
+    views_clear();
+    if (views.fd >= 0)
+        close(views.fd);
+    views.fd = -1;
+}
+
 unsigned tagg_fs_view(const char *path)
 {
     char        key[PATH_MAX + 2];

@@ -173,8 +173,8 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                  (unsigned long long)t->dio_bytes[1]);
     char fio[64] = "";
     if (f->store_ops == stores[TAGG_LAYOUT_SHARED] && f->cfg.backend != TAGG_BACKEND_MPIIO)
-        snprintf(fio, sizeof fio, " posix_handles=%llu mpiio_handles=%llu", (unsigned long long)t->handles[0],
-                 (unsigned long long)t->handles[1]);
+        snprintf(fio, sizeof fio, " posix_handles=%llu mpiio_handles=%llu posix_early=%llu",
+                 (unsigned long long)t->handles[0], (unsigned long long)t->handles[1], (unsigned long long)t->handles[2]);
     char wb[256] = "";
     if (f->cfg.write_behind > 0 && (f->flags & TAGG_OPEN_RDWR) && !f->cfg.async)
         snprintf(wb, sizeof wb,
@@ -364,6 +364,8 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
         f->seen_text = seen_text, f->seen_len = seen_len, f->seen_fd = seen_fd;
     else
         free(seen_text);
+    if (rank != 0 && f && have_cfg && rc == 0) /* this rank's own descriptor, while rank 0 looks */
+        f->seen_fd = tagg_store_shared_early_fd(f, flags);
     if (!(flags & TAGG_OPEN_TRUNC))
         in[2] = found + 1; /* 0: absent or unreadable (and on every other rank) */
     /* A create over an existing plain file: rank 0 truncates it here, so the

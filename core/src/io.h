@@ -54,8 +54,9 @@ typedef struct tagg_stats {
     /* direct_io (dio.h): bytes moved with O_DIRECT, [0] read, [1] written */
     uint64_t dio_bytes[2];
     /* layout=shared, backend=tapioca: the ranks' own handles of the file (file_io),
-     * [0] POSIX descriptors, [1] MPI-IO handles */
-    uint64_t handles[2];
+     * [0] POSIX descriptors, [1] MPI-IO handles, [2] the POSIX descriptors opened
+     * early (tagg_store_shared_early_fd: while rank 0 looks at the path) */
+    uint64_t handles[3];
 } tagg_stats_t;
 
 typedef struct tagg_file  tagg_file_t;

@@ -63,5 +63,9 @@ extern const tagg_store_ops_t tagg_store_subfiles;
 /* The shared layout's MPI file handle (for the mpiio backend's collective
  * views). Only valid when f's layout is "shared". */
 MPI_File tagg_store_shared_fh(const tagg_file_t *f);
+/* A rank other than 0, before the open's first reduction (file.c): its
+ * POSIX descriptor of an existing shared-layout file, opened early (see
+ * store_shared.c), or -1. */
+int tagg_store_shared_early_fd(tagg_file_t *f, unsigned flags);
 
 #endif

@@ -173,6 +173,37 @@ static int open_handle(tagg_file_t *f, shared_t *s, MPI_Comm comm, int amode)
     return 0;
 }
 
+/* Ranks other than 0, before the open's first reduction, when the open is of
+ * an existing file and this rank's handle will be a POSIX descriptor: the
+ * descriptor, opened while rank 0 looks at the path, so that on a network
+ * file system the two ranks' round trips overlap instead of following each
+ * other (rank 0's look, then the reduction, then this rank's open at its
+ * first access). Only a regular file (a stat first: no FIFO or device is
+ * opened) that is still the same one once open; -1 when not wanted or when
+ * anything fails (the handle is then opened on first use, as before, and
+ * that open says why). The store's open takes it, or the file layer closes
+ * it. */
+int tagg_store_shared_early_fd(tagg_file_t *f, unsigned flags)
+{
+    shared_t    probe = {.own = f->cfg.backend != TAGG_BACKEND_MPIIO};
+    struct stat a, b;
+    if ((flags & TAGG_OPEN_CREAT) || f->cfg.layout != TAGG_LAYOUT_SHARED || !posix_wanted(f, &probe))
+        return -1;
+    if (stat(f->path, &a) != 0 || !S_ISREG(a.st_mode))
+        return -1;
+    int fd = open(f->path, ((flags & TAGG_OPEN_RDWR) ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &b) != 0 || !S_ISREG(b.st_mode) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+        close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
 static int shared_open(tagg_file_t *f, unsigned flags)
 {
     int amode = (flags & TAGG_OPEN_RDWR) ? MPI_MODE_RDWR : MPI_MODE_RDONLY;
@@ -185,6 +216,11 @@ static int shared_open(tagg_file_t *f, unsigned flags)
     s->own   = f->cfg.backend != TAGG_BACKEND_MPIIO;
     s->fd    = -1;
     s->posix = posix_wanted(f, s);
+    if (s->own && s->posix && f->rank != 0 && f->seen_fd >= 0 &&
+        (fcntl(f->seen_fd, F_GETFL) & O_ACCMODE) == (amode & MPI_MODE_RDWR ? O_RDWR : O_RDONLY)) {
+        s->fd = f->seen_fd, f->seen_fd = -1, s->opened = 1; /* tagg_store_shared_early_fd's */
+        f->stats.handles[0]++, f->stats.handles[2]++;
+    }
     pthread_mutex_init(&s->mu, NULL);
     tagg_dio_init(&s->dio, &shared_dio, f, f->path, dio_wanted(f), (uint64_t)f->cfg.direct_io_min,
                   f->stats.dio_bytes);

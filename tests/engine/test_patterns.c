@@ -120,7 +120,7 @@ static void make_pattern(pattern_t *p, int nranks, int kind, uint64_t base)
 static int      compressible;
 static uint64_t zsum; /* bytes given to a codec over the run (TAGG_TEST_EXPECT_COMP) */
 static uint64_t diow, dior; /* bytes this rank wrote and read with O_DIRECT over the run (TAGG_TEST_EXPECT_DIO) */
-static uint64_t handles[2]; /* this rank's own handles of shared files, POSIX and MPI-IO (TAGG_TEST_EXPECT_FILE_IO) */
+static uint64_t handles[3]; /* this rank's own handles of shared files, POSIX and MPI-IO, POSIX opened early (TAGG_TEST_EXPECT_FILE_IO) */
 static unsigned char value(int pat, uint64_t off)
 {
     if (compressible && (off >> 12) % 3 != 2)
@@ -324,7 +324,7 @@ int main(int argc, char **argv)
         }
         /* direct_io=on: the bytes moved with O_DIRECT, summed over the run, must not stay 0 */
         diow += f->stats.dio_bytes[1], dior += f->stats.dio_bytes[0];
-        handles[0] += f->stats.handles[0], handles[1] += f->stats.handles[1];
+        handles[0] += f->stats.handles[0], handles[1] += f->stats.handles[1], handles[2] += f->stats.handles[2];
         if (tagg_file_close(f) < 0)
             H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
         tagg_extents_free(&x);
@@ -365,7 +365,7 @@ int main(int argc, char **argv)
                 }
                 free(written);
             }
-            handles[0] += f->stats.handles[0], handles[1] += f->stats.handles[1];
+            handles[0] += f->stats.handles[0], handles[1] += f->stats.handles[1], handles[2] += f->stats.handles[2];
             if (tagg_file_close(f) < 0)
                 H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
         }
@@ -398,21 +398,24 @@ int main(int argc, char **argv)
         fails++;
     } else if (xdio && rank == 0)
         printf("O_DIRECT: %llu bytes written, %llu read\n", (unsigned long long)dioall[0], (unsigned long long)dioall[1]);
-    /* TAGG_TEST_EXPECT_FILE_IO=posix|mpiio: every handle of the run was of that kind */
-    uint64_t    hall[2] = {0, 0};
+    /* TAGG_TEST_EXPECT_FILE_IO=posix|mpiio: every handle of the run was of that
+     * kind; with POSIX, the other ranks' descriptors of the existing files the
+     * run reopens (its read-only checks) were opened early (while rank 0
+     * looked at the path), and never with MPI-IO */
+    uint64_t    hall[3] = {0, 0, 0};
     const char *xfio    = getenv("TAGG_TEST_EXPECT_FILE_IO");
-    MPI_Allreduce(handles, hall, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(handles, hall, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     if (xfio) {
         int want = !strcmp(xfio, "mpiio");
-        if (!hall[want] || hall[!want]) {
+        if (!hall[want] || hall[!want] || (want ? hall[2] != 0 : hall[2] == 0)) {
             if (rank == 0)
-                fprintf(stderr, "TAGG_TEST_EXPECT_FILE_IO=%s: %llu POSIX descriptors and %llu MPI-IO handles\n", xfio,
-                        (unsigned long long)hall[0], (unsigned long long)hall[1]);
+                fprintf(stderr, "TAGG_TEST_EXPECT_FILE_IO=%s: %llu POSIX descriptors (%llu opened early) and %llu MPI-IO handles\n",
+                        xfio, (unsigned long long)hall[0], (unsigned long long)hall[2], (unsigned long long)hall[1]);
             fails++;
         }
         else if (rank == 0)
-            printf("file_io: %llu POSIX descriptors, %llu MPI-IO handles\n", (unsigned long long)hall[0],
-                   (unsigned long long)hall[1]);
+            printf("file_io: %llu POSIX descriptors (%llu opened early), %llu MPI-IO handles\n", (unsigned long long)hall[0],
+                   (unsigned long long)hall[2], (unsigned long long)hall[1]);
     }
     if (getenv("TAGG_TEST_EXPECT_COMP") && atoi(getenv("TAGG_TEST_EXPECT_COMP")) && zsum == 0) {
         if (rank == 0)

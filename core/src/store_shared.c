@@ -90,9 +90,9 @@ static int dio_open(void *ctx)
 static const tagg_dio_ops_t shared_dio = {.open = dio_open, .buffered = buffered_access};
 
 /* file_io (config.h): POSIX calls where ROMIO would make the same ones. */
-static int posix_wanted(tagg_file_t *f, const shared_t *s)
+static int posix_wanted(tagg_file_t *f, int own)
 {
-    if (!s->own || romio_prefix(f->path) || f->cfg.file_io == TAGG_FILE_IO_MPIIO)
+    if (!own || romio_prefix(f->path) || f->cfg.file_io == TAGG_FILE_IO_MPIIO)
         return 0;
     if (f->cfg.file_io == TAGG_FILE_IO_POSIX)
         return 1;
@@ -107,6 +107,19 @@ static int dio_wanted(tagg_file_t *f)
     return f->cfg.backend != TAGG_BACKEND_MPIIO && tagg_dio_wanted(f->cfg.direct_io, tagg_file_fs_view(f));
 }
 
+/* The descriptor the file layer opened before the store's open (rank 0's
+ * look at the path, another rank's early open: a regular file, blocking; a
+ * create's O_EXCL refused an existing file before), taken as this rank's
+ * handle when it is open in the access mode asked: 1 taken, 0 not. */
+static int take_seen_fd(tagg_file_t *f, shared_t *s, int amode)
+{
+    if (f->seen_fd < 0 || (fcntl(f->seen_fd, F_GETFL) & O_ACCMODE) != (amode & MPI_MODE_RDWR ? O_RDWR : O_RDONLY))
+        return 0;
+    s->fd = f->seen_fd, f->seen_fd = -1, s->opened = 1;
+    f->stats.handles[0]++;
+    return 1;
+}
+
 /* This rank's POSIX descriptor: HDF5's POSIX drivers' wording of a failure
  * (applications parse its errno). Only a regular file (no FIFO can block the
  * open: O_NONBLOCK until it is known). */
@@ -117,13 +130,8 @@ static int open_posix(tagg_file_t *f, shared_t *s, int amode)
         fl |= O_CREAT;
     if (amode & MPI_MODE_EXCL)
         fl |= O_EXCL;
-    /* rank 0's look at the path (file.c): already open in the mode asked, a
-     * regular file, blocking (the probe checked; a create's O_EXCL refused it) */
-    if (f->seen_fd >= 0 && (fcntl(f->seen_fd, F_GETFL) & O_ACCMODE) == (amode & MPI_MODE_RDWR ? O_RDWR : O_RDONLY)) {
-        s->fd = f->seen_fd, f->seen_fd = -1, s->opened = 1;
-        f->stats.handles[0]++;
+    if (take_seen_fd(f, s, amode)) /* rank 0's look at the path (file.c) */
         return 0;
-    }
     do
         fd = open(f->path, fl, 0666);
     while (fd < 0 && errno == EINTR);
@@ -179,28 +187,20 @@ static int open_handle(tagg_file_t *f, shared_t *s, MPI_Comm comm, int amode)
  * file system the two ranks' round trips overlap instead of following each
  * other (rank 0's look, then the reduction, then this rank's open at its
  * first access). Only a regular file (a stat first: no FIFO or device is
- * opened) that is still the same one once open; -1 when not wanted or when
- * anything fails (the handle is then opened on first use, as before, and
- * that open says why). The store's open takes it, or the file layer closes
- * it. */
+ * opened) that is still the same one once open, opened as rank 0's look
+ * opens (tagg_sf_open_named); -1 when not wanted or when anything fails (the
+ * handle is then opened on first use, as before, and that open says why).
+ * The store's open takes it when its access mode is the one asked, else the
+ * file layer closes it. */
 int tagg_store_shared_early_fd(tagg_file_t *f, unsigned flags)
 {
-    shared_t    probe = {.own = f->cfg.backend != TAGG_BACKEND_MPIIO};
     struct stat a, b;
-    if ((flags & TAGG_OPEN_CREAT) || f->cfg.layout != TAGG_LAYOUT_SHARED || !posix_wanted(f, &probe))
+    if ((flags & TAGG_OPEN_CREAT) || f->cfg.layout != TAGG_LAYOUT_SHARED ||
+        !posix_wanted(f, f->cfg.backend != TAGG_BACKEND_MPIIO) || stat(f->path, &a) != 0 || !S_ISREG(a.st_mode))
         return -1;
-    if (stat(f->path, &a) != 0 || !S_ISREG(a.st_mode))
-        return -1;
-    int fd = open(f->path, ((flags & TAGG_OPEN_RDWR) ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    if (fstat(fd, &b) != 0 || !S_ISREG(b.st_mode) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-        close(fd);
-        return -1;
-    }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0)
-        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    int fd = tagg_sf_open_named(f->path, (flags & TAGG_OPEN_RDWR) != 0, 1, NULL, 0);
+    if (fd >= 0 && (fstat(fd, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+        close(fd), fd = -1;
     return fd;
 }
 
@@ -215,12 +215,9 @@ static int shared_open(tagg_file_t *f, unsigned flags)
     s->amode = amode;
     s->own   = f->cfg.backend != TAGG_BACKEND_MPIIO;
     s->fd    = -1;
-    s->posix = posix_wanted(f, s);
-    if (s->own && s->posix && f->rank != 0 && f->seen_fd >= 0 &&
-        (fcntl(f->seen_fd, F_GETFL) & O_ACCMODE) == (amode & MPI_MODE_RDWR ? O_RDWR : O_RDONLY)) {
-        s->fd = f->seen_fd, f->seen_fd = -1, s->opened = 1; /* tagg_store_shared_early_fd's */
-        f->stats.handles[0]++, f->stats.handles[2]++;
-    }
+    s->posix = posix_wanted(f, s->own);
+    if (s->own && s->posix && f->rank != 0 && take_seen_fd(f, s, amode)) /* tagg_store_shared_early_fd's */
+        f->stats.handles[2]++;
     pthread_mutex_init(&s->mu, NULL);
     tagg_dio_init(&s->dio, &shared_dio, f, f->path, dio_wanted(f), (uint64_t)f->cfg.direct_io_min,
                   f->stats.dio_bytes);

@@ -562,19 +562,20 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
         free(old);
         return -1;
     }
-    if (s->fresh && (full || (!sp && tagg_sub_zmay(s, j)))) {
+    if (s->fresh && (full || (!sp && tagg_sub_zmay(s, j)))) { /* the stripe's remembered writes go */
         pthread_mutex_lock(&s->mu);
         recent_forget(s, key, 0, S);
         pthread_mutex_unlock(&s->mu);
+        if (full)
+            delta = tagg_crc_delta(tagg_crc_zeros(n), crc, 0, n, S);
+        else
+            unsure = NOTE_UNSURE; /* the codec may rewrite the slot whole */
     }
-    if (s->fresh && full)
-        delta = tagg_crc_delta(tagg_crc_zeros(n), crc, 0, n, S);
-    else if (s->fresh && !sp && tagg_sub_zmay(s, j))
-        unsure = NOTE_UNSURE; /* the codec may rewrite the slot whole */
-    else if (s->fresh && fresh_delta(f, fd, key, at, local, n, crc, name, &delta) < 0)
-        return -1;
-    else if (s->fresh)
+    else if (s->fresh) {
+        if (fresh_delta(f, fd, key, at, local, n, crc, name, &delta) < 0)
+            return -1;
         remember = 1;
+    }
     int zr = sp ? 0 : zwrite(f, fd, j, local, n, buf, crc, &form, name, old); /* compression: 1 done, -1 failed */
     if (zr < 0) {
         free(old);

@@ -711,7 +711,7 @@ fail:
 
 /* The index is the file the application named: followed like any file it
  * names, but it must be a regular file (no FIFO can block the probe). */
-static int open_index(const char *path, char *err, size_t errlen, int quiet_absent, int rdwr)
+int tagg_sf_open_named(const char *path, int rdwr, int quiet_absent, char *err, size_t errlen)
 {
     int fd = -1;
     if (rdwr) /* a writer's look: the descriptor it may keep; refused writing, still a look */
@@ -776,7 +776,7 @@ static int read_fd_whole(int fd, const char *path, char **text, size_t *len, cha
 
 int tagg_sf_read_whole(const char *path, char **text, size_t *len, char *err, size_t errlen)
 {
-    int fd = open_index(path, err, errlen, 0, 0);
+    int fd = tagg_sf_open_named(path, 0, 0, err, errlen);
     *text  = NULL;
     if (fd < 0)
         return -1;
@@ -978,7 +978,7 @@ int tagg_sf_probe_text(const char *path, char **text, size_t *len, int *plain_fd
 int tagg_sf_probe_open(const char *path, char **text, size_t *len, int *plain_fd, int rdwr, char *err, size_t errlen)
 {
     char    head[sizeof TAGG_SF_MAGIC];
-    int     fd = open_index(path, err, errlen, 1, rdwr);
+    int     fd = tagg_sf_open_named(path, rdwr, 1, err, errlen);
     ssize_t got;
     if (text)
         *text = NULL;

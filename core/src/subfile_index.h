@@ -253,6 +253,13 @@ int tagg_sf_index_write_mode(const char *path, const tagg_sf_index_t *idx, int s
 #define TAGG_SF_INPLACE_MAX 4096
 int tagg_sf_index_finish(const char *path, const tagg_sf_index_t *idx, int sync, unsigned long long dev,
                          unsigned long long ino, tagg_sf_ixfd_t *kept, int *inplace, char *err, size_t errlen);
+/* A file the application named (an index, or a plain file at that path),
+ * opened: links followed, a regular file only (O_NONBLOCK until fstat says
+ * so: no FIFO blocks the open), then blocking and close-on-exec. rdwr:
+ * read-write when it can be, read-only where writing is refused (EACCES,
+ * EPERM, EROFS, ETXTBSY). The descriptor, or -1 with errno (EINVAL: not a
+ * regular file) and a message in err (none for ENOENT when quiet_absent). */
+int tagg_sf_open_named(const char *path, int rdwr, int quiet_absent, char *err, size_t errlen);
 /* 1 when the file at path starts with the magic, 0 when it does not (or is
  * absent), -1 when it cannot be read (message). */
 int tagg_sf_probe(const char *path, char *err, size_t errlen);

@@ -283,6 +283,7 @@ void tagg_engine_record(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, 
     pattern_of(f, e, req, dir, r->v);
     free(req);
     settings_of(f, e, &c->plan, r->v);
+    r->cost_direct = c->plan.cost_direct, r->cost_aggr = c->plan.cost_aggr;
     r->t_plan = t_plan, r->t_move = t_move, r->t_fs = e->t_fs;
     e->rec_pending = 1;
 }

@@ -583,6 +583,8 @@ int tagg_tune_record_format(const tagg_tune_record_t *r, const char *op, const c
     PUT("\"");
     for (int v = 0; v < TAGG_TV_COUNT_; v++)
         PUT(",\"%s\":%.17g", var_names[v], isfinite(r->v[v]) ? r->v[v] : 0.0);
+    PUT(",\"cost_direct\":%.17g,\"cost_aggr\":%.17g", isfinite(r->cost_direct) ? r->cost_direct : 0.0,
+        isfinite(r->cost_aggr) ? r->cost_aggr : 0.0);
     PUT(",\"t_plan\":%.17g,\"t_move\":%.17g,\"t_fs\":%.17g,\"t_total\":%.17g}\n", r->t_plan, r->t_move, r->t_fs,
         r->t_total);
 #undef PUT

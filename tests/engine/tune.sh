@@ -121,6 +121,8 @@ assert recs[0]["op"] == "write" and recs[0]["setup"] == 2 and recs[0]["past_end"
 assert all(r["setup"] in (0, 1) for r in recs[1:]), [r["setup"] for r in recs]
 assert all(r["past_end"] == 0 for r in recs if r["op"] == "read"), [r["past_end"] for r in recs]
 assert recs[0]["repeat"] == 0, recs[0]
+# the cost model's estimates of each call (format 3): both made for raw data
+assert all(r["tagg_record"] == 3 and r["cost_direct"] > 0 and r["cost_aggr"] > 0 for r in recs), recs
 PY
 # HDF5 reads a compound's records before setting a member (its background
 # buffer): on a new dataset those reads lie past every byte written

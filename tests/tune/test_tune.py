@@ -56,13 +56,12 @@ def synthetic_rows(n=400, seed=3):
         v = [ranks, max(1, ranks // 4), bpr, 0.25, pieces, 1.0 if pieces == 1 else 0.5,
              0.5, 3, 0, past_end, setup, 0, direct, aggr, bufsz, 2, 0, 0, 1]
         total = ranks * bpr
-        if direct:
-            t = 2e-4 * pieces * ranks / 2 + total / 1.5e9
-        else:
-            t = 1e-3 + total / (min(aggr, 2) * 1.0e9) + total / (bufsz * 400)
+        cost_direct = 2e-4 * pieces * ranks / 2 + total / 1.5e9  # the cost model's estimates
+        cost_aggr = 1e-3 + total / (min(max(aggr, 1), 2) * 1.0e9)
+        t = cost_direct if direct else cost_aggr + total / (bufsz * 400)
         t += 2e-4 * setup  # resources made before the call's data moves
         t *= math.exp(rnd.gauss(0, 0.05))
-        rows.append(v + [t * 0.1, t * 0.6, t * 0.5, t])
+        rows.append(v + [cost_direct, cost_aggr, t * 0.1, t * 0.6, t * 0.5, t])
     return rows
 
 
@@ -81,23 +80,36 @@ def test_record_round_trip(tmp_path):
     assert len(lines) == len(rows)
     for row, line in zip(rows, lines):
         r = json.loads(line)
-        assert r["tagg_record"] == 2 and r["op"] == "write"
+        assert r["tagg_record"] == 3 and r["op"] == "write"
         assert r["file"] == 'a "quoted"\\name\n.h5'
-        for k, x in zip(tt.VOCAB + ["t_plan", "t_move", "t_fs", "t_total"], row):
+        for k, x in zip(tt.VOCAB + tt.COSTS + ["t_plan", "t_move", "t_fs", "t_total"], row):
             assert r[k] == float(x), k  # exact: 17 significant digits
     back = tt.read_records([str(path)])
     assert len(back) == len(rows)
-    # format 1 (no past_end, setup, repeat) is still read, those as 0
+    # format 2 (no cost estimates) is still read, those as None
     old = [json.loads(line) for line in lines]
+    for r in old:
+        r["tagg_record"] = 2
+        del r["cost_direct"], r["cost_aggr"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in old))
+    back = tt.read_records([str(path)])
+    assert len(back) == len(rows) and all(r["cost_direct"] is None and r["cost_aggr"] is None for r in back)
+    # format 1 (no past_end, setup, repeat either) is still read, those as 0
     for r in old:
         r["tagg_record"] = 1
         del r["past_end"], r["setup"], r["repeat"]
     path.write_text("".join(json.dumps(r) + "\n" for r in old))
     back = tt.read_records([str(path)])
     assert len(back) == len(rows) and all(r["past_end"] == 0 and r["setup"] == 0 and r["repeat"] == 0 for r in back)
-    path.write_text(lines[0].replace('"tagg_record":2', '"tagg_record":3') + "\n")
+    # format 3 needs its estimates; an unknown format is refused
+    no_cost = json.loads(lines[0])
+    del no_cost["cost_aggr"]
+    path.write_text(json.dumps(no_cost) + "\n")
     r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
-    assert r.returncode == 1 and "not a tagg record of format 1 or 2" in r.stderr, r.stderr
+    assert r.returncode == 1 and "record lacks numeric cost_aggr" in r.stderr, r.stderr
+    path.write_text(lines[0].replace('"tagg_record":3', '"tagg_record":4') + "\n")
+    r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
+    assert r.returncode == 1 and "not a tagg record of format 1 to 3" in r.stderr, r.stderr
 
 
 def c_eval(model, X_full):
@@ -359,7 +371,7 @@ def test_c_choice_is_the_fastest_prediction(target, tmp_path):
     fitted model is the combination of candidate settings with the smallest
     prediction among those a call can have, found here by brute force in Python."""
     import itertools
-    rows = [dict(zip(tt.VOCAB + ["t_plan", "t_move", "t_fs", "t_total"], r)) for r in synthetic_rows(400)]
+    rows = [dict(zip(tt.VOCAB + tt.COSTS + ["t_plan", "t_move", "t_fs", "t_total"], r)) for r in synthetic_rows(400)]
     for r in rows:
         r["buffers"] = random.Random(int(r["t_total"] * 1e9)).choice([2, 4])
     inputs = ["ranks", "bytes_per_rank", "pieces_per_rank", "direct", "aggregators", "buffer_size", "buffers"]

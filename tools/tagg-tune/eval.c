@@ -6,8 +6,9 @@
  *                                 prints "SECONDS LEAF0 LEAF1 ..." per line
  *   tagg-tune-eval --choose MODEL the same input; prints the chosen settings
  *                                 and their predicted seconds
- *   tagg-tune-eval --record       the same input plus four times a line;
- *                                 prints the records tagg would append
+ *   tagg-tune-eval --record       the same input plus six numbers a line (cost_direct,
+ *                                 cost_aggr, t_plan, t_move, t_fs, t_total); prints the
+ *                                 records tagg would append
  * Exit status 1 with a message for a bad model or bad input. */
 #include "tagg/tune.h"
 
@@ -31,20 +32,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: tagg-tune-eval [--choose] MODEL < rows | tagg-tune-eval --record < rows\n");
         return 2;
     }
-    double x[TAGG_TV_COUNT_ + 4];
+    double x[TAGG_TV_COUNT_ + 6];
     int    rc;
     if (record) {
         char line[4096];
-        while ((rc = read_row(x, TAGG_TV_COUNT_ + 4)) > 0) {
+        while ((rc = read_row(x, TAGG_TV_COUNT_ + 6)) > 0) {
             tagg_tune_record_t r;
+            const double      *t = x + TAGG_TV_COUNT_;
             memcpy(r.v, x, sizeof r.v);
-            r.t_plan = x[TAGG_TV_COUNT_], r.t_move = x[TAGG_TV_COUNT_ + 1];
-            r.t_fs = x[TAGG_TV_COUNT_ + 2], r.t_total = x[TAGG_TV_COUNT_ + 3];
+            r.cost_direct = t[0], r.cost_aggr = t[1];
+            r.t_plan = t[2], r.t_move = t[3], r.t_fs = t[4], r.t_total = t[5];
             if (tagg_tune_record_format(&r, "write", "a \"quoted\"\\name\n.h5", line, sizeof line) < 0)
                 return fprintf(stderr, "tagg-tune-eval: record too long\n"), 1;
             fputs(line, stdout);
         }
-        return rc < 0 ? (fprintf(stderr, "tagg-tune-eval: a row needs %d numbers\n", TAGG_TV_COUNT_ + 4), 1) : 0;
+        return rc < 0 ? (fprintf(stderr, "tagg-tune-eval: a row needs %d numbers\n", TAGG_TV_COUNT_ + 6), 1) : 0;
     }
     char               err[1024];
     tagg_tune_model_t *m = NULL;

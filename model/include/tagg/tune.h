@@ -63,7 +63,7 @@ extern "C" {
 #define TAGG_TUNE_VERSION 1
 #define TAGG_TUNE_MAX_BYTES ((size_t)256 << 20) /* a model file is at most this big */
 #define TAGG_TUNE_MAX_COMBOS 65536              /* candidate settings tried per choice */
-#define TAGG_TUNE_RECORD_VERSION 2              /* "tagg_record" of the lines tagg appends */
+#define TAGG_TUNE_RECORD_VERSION 3              /* "tagg_record" of the lines tagg appends */
 
 /* The vocabulary: every quantity a record carries and a model may use. The
  * first group describes the call (features of the pattern), the second the
@@ -157,17 +157,24 @@ double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUN
 
 /* ---- records (`record=FILE`): one JSON object a line ----------------------
  *
- *   {"tagg_record":2,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
- *    "t_plan":0.0012,"t_move":0.0345,"t_fs":0.0211,"t_total":0.0568}
+ *   {"tagg_record":3,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
+ *    "cost_direct":0.051,"cost_aggr":0.042,"t_plan":0.0012,"t_move":0.0345,"t_fs":0.0211,"t_total":0.0568}
  *
- * Keys: tagg_record (format, 2; format 1 had no past_end, setup or repeat),
- * op ("write" or "read"), file (the base name of the file, JSON-escaped),
- * every vocabulary name above with its value, and the measured seconds: t_plan (describe + plan), t_move (the round loop or
- * the direct accesses), t_fs (of which in file-system calls), t_total (the
- * call, as the slowest rank saw it). Numbers are printed with 17 significant
- * digits, so a reader gets the doubles back exactly. */
+ * Keys: tagg_record (format, 3; format 2 had no cost_direct or cost_aggr,
+ * format 1 neither past_end, setup nor repeat), op ("write" or "read"), file
+ * (the base name of the file, JSON-escaped), every vocabulary name above with
+ * its value, the cost model's estimates of the call under its settings
+ * (cost_direct: every rank accessing its own extents; cost_aggr: through the
+ * aggregators, with the aggregator count and round buffer of the call or, for
+ * a direct call, the model's own; seconds, 0 where the plan made none: file
+ * metadata only, overlapping runs), and the measured seconds: t_plan
+ * (describe + plan), t_move (the round loop or the direct accesses), t_fs (of
+ * which in file-system calls), t_total (the call, as the slowest rank saw
+ * it). Numbers are printed with 17 significant digits, so a reader gets the
+ * doubles back exactly. */
 typedef struct {
   double v[TAGG_TV_COUNT_];
+  double cost_direct, cost_aggr;
   double t_plan, t_move, t_fs, t_total;
 } tagg_tune_record_t;
 

@@ -26,9 +26,15 @@
  * tier settings until MPI_Finalize (freed then by a delete callback on MPI_COMM_SELF, when
  * every rank is in MPI_Finalize, so the collective MPI_Win_free is safe).
  * Resources on other communicators belong to their file and go at its close.
- * Decisions about the cache are agreed by one reduction, so a rank whose cache
- * differs (a configuration that differs between ranks) cannot desynchronise
- * the collectives: the file then gets private resources.
+ * The cache holds up to TAGG_RES_SLOTS sets, one per key (buffers, topology,
+ * tiers), the least recently used one given up for a new key: a process that
+ * alternates files of two configurations (node-local subfiles and a shared
+ * file, or two buffer sizes) makes each set once, not at every file (11 ms a
+ * file for a 2 x 4 MiB window on this 2-core machine, session 23).
+ * Decisions about the cache ride in the describe rows (a hit, or the set this
+ * rank would give up), so a rank whose cache differs (a configuration that
+ * differs between ranks) cannot desynchronise the collectives: the file then
+ * gets private resources and no set is given up.
  * A consequence users see: a tier that cannot be allocated (out of space in
  * the NVR directory with a forced tier) fails the file's first collective
  * write or read, on every rank, not H5Fcreate. */
@@ -45,7 +51,8 @@ typedef struct tagg_engine_res {
     int                 cached;    /* the world cache owns it */
 } res_t;
 
-static res_t *world_res;                       /* at most one cached entry per process */
+#define TAGG_RES_SLOTS 4
+static res_t *world_res[TAGG_RES_SLOTS]; /* cached sets, most recently used first; NULL: free */
 static int    world_keyval = MPI_KEYVAL_INVALID;
 
 static void res_free(res_t *r)
@@ -60,12 +67,54 @@ static void res_free(res_t *r)
     free(r);
 }
 
+static uint64_t hash_text(const char *s)
+{
+    uint64_t h = tagg_tune_checksum(s, strlen(s)); /* the model's FNV-1a; 0 means none */
+    return h ? h : 1;
+}
+
 static int res_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm, (void)keyval, (void)value, (void)extra;
-    res_free(world_res);
-    world_res = NULL;
+    for (int i = 0; i < TAGG_RES_SLOTS; i++)
+        res_free(world_res[i]), world_res[i] = NULL;
     return MPI_SUCCESS;
+}
+
+/* Moves slot i to the front (most recently used); r into the front when i < 0. */
+static void res_touch(int i, res_t *r)
+{
+    if (i >= 0)
+        r = world_res[i];
+    else
+        i = TAGG_RES_SLOTS - 1; /* the caller emptied the last slot */
+    memmove(&world_res[1], &world_res[0], (size_t)i * sizeof world_res[0]);
+    world_res[0] = r;
+}
+
+/* The slot of the set made for key, -1 if none. */
+static int res_find(const char *key)
+{
+    uint64_t h = key ? hash_text(key) : 0;
+    for (int i = 0; key && i < TAGG_RES_SLOTS; i++)
+        if (world_res[i] && world_res[i]->hash == h && !strcmp(world_res[i]->key, key))
+            return i;
+    return -1;
+}
+
+/* What a miss would give up for a new set: 0 when a slot is free, else the
+ * hash of the least recently used set no open file uses, or TAGG_RES_FULL
+ * when every set is in use (the new one then stays private). */
+#define TAGG_RES_FULL UINT64_MAX
+static uint64_t res_victim(void)
+{
+    for (int i = TAGG_RES_SLOTS - 1; i >= 0; i--)
+        if (!world_res[i])
+            return 0;
+    for (int i = TAGG_RES_SLOTS - 1; i >= 0; i--)
+        if (world_res[i]->users == 0)
+            return world_res[i]->hash;
+    return TAGG_RES_FULL;
 }
 
 /* Everything the resources depend on, as text: buffers, topology, tiers. */
@@ -80,12 +129,6 @@ static char *res_key(const tagg_file_t *f, const tagg_engine_t *e)
     return strdup(key);
 }
 
-static uint64_t hash_text(const char *s)
-{
-    uint64_t h = tagg_tune_checksum(s, strlen(s)); /* the model's FNV-1a; 0 means none */
-    return h ? h : 1;
-}
-
 /* Files on a communicator congruent to MPI_COMM_WORLD share the cached
  * resources. Asynchronous files run their rounds on worker threads,
  * concurrently with other files' calls: they get private resources. */
@@ -96,12 +139,14 @@ static int world_file(const tagg_file_t *f)
     return (world == MPI_IDENT || world == MPI_CONGRUENT) && !f->cfg.async;
 }
 
-/* What rides in this rank's describe row about the cache (tagg_engine_describe).
- * A rank that offers the cached resources sends the machine row they were made
- * from instead of measuring again (free memory, statvfs: a dozen system calls
- * per file); it counts only when another rank misses, and then describes this
- * node as it was when the cache was made (a tier that has since run out of
- * space is left out at allocation, engine_tier.c). */
+/* What rides in this rank's describe row about the cache (tagg_engine_describe):
+ * the hash of the cached set made for this file's key (a hit), or, flagged
+ * TAGG_RES_MISS, what a miss would give up (res_victim). A rank that hits
+ * sends the machine row the set was made from instead of measuring again
+ * (free memory, statvfs: a dozen system calls per file); it counts only when
+ * another rank misses, and then describes this node as it was when the set
+ * was made (a tier that has since run out of space is left out at
+ * allocation, engine_tier.c). */
 static void res_offer(tagg_file_t *f, tagg_engine_t *e, uint64_t *hash, uint32_t *flags,
                       const tagg_engine_mrow_t **known)
 {
@@ -110,12 +155,16 @@ static void res_offer(tagg_file_t *f, tagg_engine_t *e, uint64_t *hash, uint32_t
         return;
     if (!e->res_key)
         e->res_key = res_key(f, e);
-    int world = world_file(f);
-    if (world && world_res && e->res_key && hash_text(e->res_key) == world_res->hash &&
-        !strcmp(world_res->key, e->res_key))
-        *hash = world_res->hash, *known = &world_res->row;
-    *flags = (world ? TAGG_RES_WORLD : 0) | (world && world_res && world_res->users > 0 ? TAGG_RES_BUSY : 0) |
-             (world && world_res ? TAGG_RES_HAS : 0);
+    if (!world_file(f)) {
+        *flags = TAGG_RES_MISS, *hash = TAGG_RES_FULL; /* private resources */
+        return;
+    }
+    int i = res_find(e->res_key);
+    if (i >= 0)
+        *hash = world_res[i]->hash, *known = &world_res[i]->row;
+    else
+        *flags = TAGG_RES_MISS, *hash = res_victim();
+    *flags |= TAGG_RES_WORLD;
 }
 
 static void res_use(tagg_file_t *f, tagg_engine_t *e, res_t *r, const char *how)
@@ -143,21 +192,28 @@ static int res_ready(tagg_file_t *f, tagg_engine_t *e, int *made)
         return 0;
     const tagg_engine_row_t *rows = e->rows;
     uint64_t h = rows[0].res_hash;
-    int      hit = h != 0, world = 1, busy = 0, has = 1;
-    for (int r = 0; r < f->size; r++) {
-        hit &= rows[r].res_hash == h;
-        world &= (rows[r].res_flags & TAGG_RES_WORLD) != 0;
-        busy |= (rows[r].res_flags & TAGG_RES_BUSY) != 0;
-        has &= (rows[r].res_flags & TAGG_RES_HAS) != 0;
-    }
-    if (hit) {
-        res_use(f, e, world_res, "from the cache");
+    uint32_t fl = rows[0].res_flags;
+    int      same = 1; /* every rank sent the same word: the same hit, or the same set to give up */
+    for (int r = 1; r < f->size; r++)
+        same &= rows[r].res_hash == h && rows[r].res_flags == fl;
+    int world = (fl & TAGG_RES_WORLD) != 0;
+    if (same && world && !(fl & TAGG_RES_MISS)) {
+        int i = res_find(e->res_key); /* every rank holds it: it offered it */
+        res_use(f, e, world_res[i], "from the cache");
+        res_touch(i, NULL);
         return 0;
     }
-    int cache = world && !busy;
-    if (cache && has) { /* every rank frees the same window */
-        res_free(world_res);
-        world_res = NULL;
+    /* cached only when every rank agrees on the slot it takes */
+    int cache = same && world && (fl & TAGG_RES_MISS) && h != TAGG_RES_FULL;
+    if (cache && h != 0) { /* every rank frees the same set, so the same window */
+        int i = 0;
+        while (i < TAGG_RES_SLOTS && !(world_res[i] && world_res[i]->hash == h && world_res[i]->users == 0))
+            i++;
+        if (i < TAGG_RES_SLOTS) { /* it is there: this rank named it */
+            res_free(world_res[i]);
+            memmove(&world_res[i], &world_res[i + 1], (size_t)(TAGG_RES_SLOTS - 1 - i) * sizeof world_res[0]);
+            world_res[TAGG_RES_SLOTS - 1] = NULL;
+        }
     }
     res_t *r = calloc(1, sizeof *r);
     if (!r || !e->res_key) { /* takes part in the machine step's gather and agreement with nothing */
@@ -192,7 +248,7 @@ static int res_ready(tagg_file_t *f, tagg_engine_t *e, int *made)
     if (cache && r->key) {
         r->cached = tagg_at_finalize(res_finalize, &world_keyval) == 0; /* else freed at close like any other */
         if (r->cached)
-            world_res = r;
+            res_touch(-1, r); /* the last slot is free: given up above, or never used */
     }
     snprintf(r->tier_text, sizeof r->tier_text, "tier=%s", e->tiers.tier[r->node_tier[tagg_topology_rank_node(r->topo, f->rank)]].name);
     res_use(f, e, r, r->cached ? "made, cached" : "made, private");

@@ -77,16 +77,6 @@ typedef struct tagg_engine {
     uint64_t           tune_kept;     /* calls where the model's gain was within its margin: the cost model's choice */
     int                tune_cached;   /* tune belongs to the process's model cache (engine_tune.c) */
     double             tune_pred;     /* the last choice's predicted seconds */
-    /* the last decision, for the next call of the same pattern and starting
-     * settings (h5bench's timesteps, HACC's variables: direct calls have no
-     * plan to reuse, and evaluating the trees and the cost model's plan again
-     * costs tens of microseconds a call) */
-    struct tagg_tune_memo {
-        int    ok;
-        double x[TAGG_TV_COUNT_];
-        int      kept, mode, naggr, throttle;
-        uint64_t bufsize;
-    } tune_memo[2]; /* [direction]: reads and writes alternate (HDF5's read-modify-write) */
     int                record_warned; /* a record could not be appended (warned once) */
     int                rec_fd;        /* record= file, open from the first record to the file's close (-1: not open) */
     /* record= of the call under way (rank 0): the seconds this rank spent in
@@ -145,7 +135,7 @@ typedef struct tagg_engine_mrow {
  * without it. Returns 0, or -1 on every rank with an error pushed. */
 struct tagg_engine_row {
     tagg_req_desc_t req;
-    uint64_t        res_hash; /* hash of the cached resources' key, 0: none */
+    uint64_t        res_hash; /* hash of the key of the cached set this rank holds for the file (TAGG_RES_MISS: see there) */
     uint32_t        res_flags; /* TAGG_RES_* */
     uint32_t        fs_kind;   /* the rank's view of the file system (fs_kind.h) */
     uint64_t        tune_sum;  /* checksum of the rank's tuning model, 0: none */
@@ -154,8 +144,8 @@ struct tagg_engine_row {
 };
 typedef struct tagg_engine_row tagg_engine_row_t;
 #define TAGG_RES_WORLD 1u /* the file's communicator is congruent to MPI_COMM_WORLD (cache usable) */
-#define TAGG_RES_BUSY 2u  /* the cached resources serve another open file */
-#define TAGG_RES_HAS 4u   /* this rank holds cached resources */
+#define TAGG_RES_MISS 2u  /* no cached set for the file's key: res_hash names the set a new one would
+                             replace (0: a free slot; UINT64_MAX: none, every set is in use) */
 int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, uint64_t res_hash,
                          uint32_t res_flags, const tagg_engine_mrow_t *known);
 

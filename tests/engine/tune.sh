@@ -52,6 +52,13 @@ run "model forces aggregation of 2 MiB contiguous blocks (the cost model sends t
   "tuning model chose direct=0" "tuning=$work/agg.tune" --kernel array1d --dist uniform --size 2M
 grep -q 'aggr_write_calls=[1-9]' sum.txt && ok "  ... and the summary counts aggregated writes" || bad "  ... summary: $(cat sum.txt)"
 grep -q 'tuned_calls=[1-9]' sum.txt && ok "  ... and tuned_calls>0" || bad "  ... no tuned_calls in the summary"
+# a new file of a pattern seen before takes the process's earlier decision without evaluating the model:
+# three files, the trees evaluated for the first write (setup 2), the first read and the second write
+# (setup 0), every call of the three files aggregated as the model says
+run "three files of one pattern: the model evaluated three times, not six" \
+  "tuning model chose direct=0" "tuning=$work/agg.tune" --kernel array1d --dist uniform --size 2M --reps 3
+n=$(grep -c "tuning model chose" out.txt) agg=$(grep -c '"direct":0' rec.jsonl)
+[ "$n" = 3 ] && [ "$agg" = 6 ] && ok "  ... $n evaluations, $agg aggregated calls" || bad "  ... $n evaluations (want 3), $agg aggregated calls (want 6)"
 run "model forces direct access of S3D blocks (the cost model aggregates them)" \
   "tuning model chose direct=1" "tuning=$work/dir.tune" --kernel s3d --grid 8 8 8
 grep -q 'aggr_write_calls=0' sum.txt && ok "  ... and no aggregated write" || bad "  ... summary: $(cat sum.txt)"
@@ -172,6 +179,12 @@ PY
 then
   grep -q "tuned calls: .*write:" heldout.txt && ok "heldout: $(grep -c . heldout/heldout.txt) report lines, tuned calls recorded" ||
     bad "heldout: no tuned calls in $(grep 'tuned calls' heldout.txt)"
+  # each measured variant runs after a warm-up with its buffers: none of its calls makes engine resources
+  # (the engine caches one set per process)
+  setups=$(grep "calls that made engine resources" heldout.txt)
+  if [ -n "$setups" ] && ! echo "${setups#*/ all: }" | tr ',' '\n' | grep -qv " 0+0/[1-9]" &&
+     grep -q ",warm0," heldout/*.csv; then ok "heldout: warm-ups before each variant ($setups)"
+  else bad "heldout: setups '$setups'"; fi
 else bad "heldout: $(tail -8 heldout.txt)"; fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -102,19 +102,25 @@ static int res_find(const char *key)
     return -1;
 }
 
-/* What a miss would give up for a new set: 0 when a slot is free, else the
- * hash of the least recently used set no open file uses, or TAGG_RES_FULL
- * when every set is in use (the new one then stays private). */
+/* The slot a new set takes: the last one (free slots are the last ones) when
+ * free, else the least recently used set no open file uses; -1 when every
+ * set is in use. */
+static int res_slot_for_new(void)
+{
+    for (int i = TAGG_RES_SLOTS - 1; i >= 0; i--)
+        if (!world_res[i] || world_res[i]->users == 0)
+            return i;
+    return -1;
+}
+
+/* What a miss would give up for a new set (res_slot_for_new): 0 for a free
+ * slot, else that set's hash, or TAGG_RES_FULL when every set is in use (the
+ * new one then stays private). */
 #define TAGG_RES_FULL UINT64_MAX
 static uint64_t res_victim(void)
 {
-    for (int i = TAGG_RES_SLOTS - 1; i >= 0; i--)
-        if (!world_res[i])
-            return 0;
-    for (int i = TAGG_RES_SLOTS - 1; i >= 0; i--)
-        if (world_res[i]->users == 0)
-            return world_res[i]->hash;
-    return TAGG_RES_FULL;
+    int i = res_slot_for_new();
+    return i < 0 ? TAGG_RES_FULL : world_res[i] ? world_res[i]->hash : 0;
 }
 
 /* Everything the resources depend on, as text: buffers, topology, tiers. */
@@ -205,11 +211,9 @@ static int res_ready(tagg_file_t *f, tagg_engine_t *e, int *made)
     }
     /* cached only when every rank agrees on the slot it takes */
     int cache = same && world && (fl & TAGG_RES_MISS) && h != TAGG_RES_FULL;
-    if (cache && h != 0) { /* every rank frees the same set, so the same window */
-        int i = 0;
-        while (i < TAGG_RES_SLOTS && !(world_res[i] && world_res[i]->hash == h && world_res[i]->users == 0))
-            i++;
-        if (i < TAGG_RES_SLOTS) { /* it is there: this rank named it */
+    if (cache && h != 0) { /* every rank frees the set it named in res_offer, the same one, so the same window */
+        int i = res_slot_for_new();
+        if (i >= 0 && world_res[i] && world_res[i]->hash == h) { /* nothing ran in between: it is */
             res_free(world_res[i]);
             memmove(&world_res[i], &world_res[i + 1], (size_t)(TAGG_RES_SLOTS - 1 - i) * sizeof world_res[0]);
             world_res[TAGG_RES_SLOTS - 1] = NULL;

@@ -180,7 +180,7 @@ then
   grep -q "tuned calls: .*write:" heldout.txt && ok "heldout: $(grep -c . heldout/heldout.txt) report lines, tuned calls recorded" ||
     bad "heldout: no tuned calls in $(grep 'tuned calls' heldout.txt)"
   # each measured variant runs after a warm-up with its buffers: none of its calls makes engine resources
-  # (the engine caches one set per process)
+  # (the engine caches a few sets per process; a run with more buffer settings would give one up)
   setups=$(grep "calls that made engine resources" heldout.txt)
   if [ -n "$setups" ] && ! echo "${setups#*/ all: }" | tr ',' '\n' | grep -qv " 0+0/[1-9]" &&
      grep -q ",warm0," heldout/*.csv; then ok "heldout: warm-ups before each variant ($setups)"

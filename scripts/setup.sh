@@ -46,7 +46,7 @@ run_logged() {
 }
 
 # ---------------------------------------------------------------- packages
-SYS_PKGS="mpich libmpich-dev libcmocka-dev libmemkind-dev libhwloc-dev zlib1g-dev libblosc-dev liblz4-dev libzstd-dev pkg-config ninja-build cmake gcc g++ make dpkg-dev xz-utils python3-dev python3-venv"
+SYS_PKGS="mpich libmpich-dev libcmocka-dev libmemkind-dev libhwloc-dev zlib1g-dev libblosc-dev liblz4-dev libzstd-dev pkg-config ninja-build cmake gcc g++ make dpkg-dev xz-utils python3-dev python3-venv strace"
 APT_UPDATED=0
 apt_update_once() {
   if [ "$APT_UPDATED" = 0 ]; then run_logged apt-update apt-get update; APT_UPDATED=1; fi

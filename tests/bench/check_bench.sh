@@ -2,6 +2,8 @@
 # Runs tagg-bench once at a tiny size and checks its table:
 #   check_bench.sh NP WORKDIR [tagg-bench options...]   a kernel run
 #   check_bench.sh NP WORKDIR --bad-option              bad options: exit 2 on all ranks, no hang
+#   check_bench.sh NP WORKDIR --rotation                 --rotate: the order of the runs in each
+#                                                        repetition and the CSV's position column
 # Every run adds a tagg variant with a bad configuration (tagg-bad), which must show
 # as unavailable while the others run. Checks: exit 0; one row per variant; every
 # variant in REQUIRED verified ("ok"); other variants "ok" or "unavailable: ...";
@@ -25,6 +27,28 @@ if [ "${1:-}" = --bad-option ]; then
   rc=$?
   [ $rc = 2 ] && grep -q "expected NAME=CONFIG" out2.txt && ok "bad --extra-tagg: exit 2 with message" \
     || { bad "bad --extra-tagg: exit $rc"; cat out2.txt; }
+elif [ "${1:-}" = --rotation ]; then
+  # 3 variants x 4 repetitions: the order in which they ran (stderr, rank 0) must be the
+  # list rotated by N per repetition, and the CSV's position must say the same
+  vs=mpiio-indep,mpiio-coll,tagg-shared
+  for rot in 0 1 2; do
+    run --kernel array1d --size 4K --reps 4 --rotate $rot --variants $vs --dir "$work" --csv rot$rot.csv \
+      > rot$rot.out 2> rot$rot.err
+    rc=$?
+    [ $rc = 0 ] || { bad "--rotate $rot: exit $rc"; tail -5 rot$rot.err; continue; }
+    ran=$(sed -n 's/^tagg-bench: rep \([0-9]*\)\/4 \([^ ]*\) .*/\1 \2/p' rot$rot.err | tr '\n' ' ')
+    want=$(for r in 0 1 2 3; do for j in 0 1 2; do
+      echo "$((r + 1)) $(echo $vs | cut -d, -f$(( (j + r * rot) % 3 + 1 )))"; done; done | tr '\n' ' ')
+    [ "$ran" = "$want" ] && ok "--rotate $rot: order $ran" || bad "--rotate $rot: ran '$ran', want '$want'"
+    csvpos=$(awk -F, 'NR > 1 && $5 ~ /^[0-9]+$/ { print $5, $13, $4 }' rot$rot.csv | sort -n -k1 -k2 \
+      | awk '{ printf "%s %s ", $1, $3 }')
+    [ "$csvpos" = "$want" ] && ok "--rotate $rot: CSV positions" || bad "--rotate $rot: CSV says '$csvpos'"
+    grep -q "rotate=$rot " rot$rot.out && ok "--rotate $rot: in the header" || bad "--rotate $rot: not in the header"
+  done
+  run --kernel array1d --rotate -1 > rotbad.txt 2>&1
+  rc=$?
+  [ $rc = 2 ] && grep -q -- "--rotate" rotbad.txt && ok "--rotate -1: exit 2 with message" \
+    || { bad "--rotate -1: exit $rc"; cat rotbad.txt; }
 else
   run "$@" --reps 1 --dir "$work" --csv bench.csv --extra-tagg tagg-bad=layout=striped > out.txt 2> err.txt
   rc=$?

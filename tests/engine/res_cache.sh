@@ -18,9 +18,10 @@ bench() { # reps variants... (NAME=BUFFER_SIZE): aggregated S3D blocks, each var
     names+="${names:+,}${v%%=*}"
     args+=(--extra-tagg "${v%%=*}=aggregate=always;buffer_size=${v#*=};record=$work/${v%%=*}.jsonl")
   done
-  HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps "$reps" --dir "$work" \
+  HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps "$reps" --rotate 0 --dir "$work" \
     --variants "$names" "${args[@]}" --kernel s3d --grid 8 8 8 > out.txt 2>&1
 }
+# (--rotate 0: the order of the list in every repetition, so that five sets cycle through 4 slots)
 # setups NAME: the setup field of each record of NAME, in order
 setups() { "$PYTHON" -c 'import json, sys; print(" ".join(str(json.loads(l)["setup"]) for l in open(sys.argv[1])))' "$1.jsonl"; }
 

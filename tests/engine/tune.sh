@@ -84,6 +84,17 @@ run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=alw
 # one process opens the file several times (write, read): the model is parsed once, then reused
 nl=$(grep -c "tuning model .*a4.tune loaded" out.txt); nr=$(grep -c "tuning model .*a4.tune reused" out.txt)
 [ "$nl" = 1 ] && [ "$nr" -ge 1 ] && ok "  ... model parsed once per process, reused $nr times" || bad "  ... model loaded $nl times, reused $nr"
+# ... and its file is not looked at again: each rank names it in 3 calls when it loads it (lstat, open,
+# lstat), whatever the number of opens (3 repetitions: 9 opens per rank); until session 24 every open
+# checked it with lstat (a metadata request per rank and open on a parallel file system)
+if command -v strace > /dev/null; then
+  HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 strace -f -qq -e trace=%file -o strace.txt "$MPIEXEC" $NPFLAG 4 \
+    ${PREFLAGS:-} "$BENCH" --reps 3 --dir "$work" --variants tagg-shared --tagg-config "tuning=$work/a4.tune" \
+    --kernel s3d --grid 8 8 8 > out-strace.txt 2>&1
+  rc=$? ns=$(grep -c "a4\.tune" strace.txt)
+  [ $rc = 0 ] && [ "$ns" -ge 4 ] && [ "$ns" -le 12 ] && ok "  ... the model file named in $ns system calls of 4 ranks x 9 opens" \
+    || { bad "  ... strace: exit $rc, the model file named in $ns calls (want 4-12)"; grep "a4\.tune" strace.txt | head; }
+else bad "  ... strace missing (scripts/setup.sh installs it)"; fi
 run "model picks throttle 2" "throttle=2 " "tuning=$work/t2.tune;aggregate=always;aggregators=4" --kernel s3d --grid 32 32 32
 # the round buffer: chosen per call, up to the buffers the file allocated (buffer_size)
 rounds_of() { # the aggregated calls' rounds agree with domain_size / ROUND
@@ -163,7 +174,7 @@ else bad "explore/fit: $(tail -5 explore.txt fit.txt 2>/dev/null)"; fi
 # heldout: one kernel of the quick sweep left out; the report and its JSON hold
 # the prediction error of that kernel and the tuned / default / best bandwidths
 if HDF5_PLUGIN_PATH=$PLUGIN_DIR "$PYTHON" "$TUNE" heldout sweep.jsonl --hold 1d-uniform-1M --bench "$BENCH" --out "$work/heldout" \
-     --reps 1 --trees 5 --mpiexec "$MPIEXEC ${PREFLAGS:-}" > heldout.txt 2>&1 &&
+     --reps 2 --trees 5 --mpiexec "$MPIEXEC ${PREFLAGS:-}" > heldout.txt 2>&1 &&
    "$PYTHON" - heldout/heldout.json sweep.jsonl.runs <<'PY'
 import json, sys
 h = json.load(open(sys.argv[1]))
@@ -185,6 +196,24 @@ then
   if [ -n "$setups" ] && ! echo "${setups#*/ all: }" | tr ',' '\n' | grep -qv " 0+0/[1-9]" &&
      grep -q ",warm0," heldout/*.csv; then ok "heldout: warm-ups before each variant ($setups)"
   else bad "heldout: setups '$setups'"; fi
+  # the (warm-up, variant) pairs rotate: each repetition starts one pair later, a warm-up always
+  # right before its variant (tagg-bench --rotate 2)
+  if order=$("$PYTHON" - heldout/*.csv <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["rep"].isdigit()]
+names = list(dict.fromkeys(r["variant"] for r in rows))              # the command line's order
+seqs = {}
+for r in rows:
+    seqs.setdefault(int(r["rep"]), []).append((int(r["position"]), r["variant"]))
+seqs = [[v for _, v in sorted(s)] for _, s in sorted(seqs.items())]
+assert len(seqs) == 2 and all(sorted(s) == sorted(names) for s in seqs), seqs
+for s in seqs:
+    for w, v in zip(s[0::2], s[1::2]):
+        assert w.startswith("warm") and names.index(v) == names.index(w) + 1, s
+assert seqs[1] == seqs[0][2:] + seqs[0][:2], seqs                      # one pair later
+print(" | ".join(" ".join(s) for s in seqs))
+PY
+  ); then ok "heldout: pairs rotate ($order)"; else bad "heldout: order $order"; fi
 else bad "heldout: $(tail -8 heldout.txt)"; fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -335,8 +335,10 @@ static void report(const run_t *run, const result_t *res, int n)
     run->k->describe(&run->ctx, desc, sizeof desc);
     human(run->total, sz, sizeof sz);
     printf("tagg-bench: %s\n", desc);
-    printf("tagg-bench: ranks=%d nodes=%d files=%s reps=%d fsync=%d verify=%d dir=%s raw bytes/rep=%llu (%s)\n",
-           run->ctx.wsize, run->nodes, o->per_node ? "per-node" : "shared", o->reps, o->fsync, o->verify, o->dir,
+    printf("tagg-bench: ranks=%d nodes=%d files=%s reps=%d rotate=%d fsync=%d verify=%d dir=%s raw bytes/rep=%llu "
+           "(%s)\n",
+           run->ctx.wsize, run->nodes, o->per_node ? "per-node" : "shared", o->reps, o->rotate, o->fsync, o->verify,
+           o->dir,
            (unsigned long long)run->total, sz);
     printf("tagg-bench: read cache: %s\n", cache_text(run->cache_used, o->read_cache, run->cache_note));
     /* The reference of the ratio columns: the better MPI-IO mode (by median),
@@ -408,6 +410,19 @@ static void report(const run_t *run, const result_t *res, int n)
     fflush(stdout);
 }
 
+/* Which variant runs j-th in repetition rep (--rotate), and back: the
+ * position (0-based) of variant i in repetition rep. */
+static int variant_at(const bench_opts_t *o, int n, int rep, int j)
+{
+    return (int)((j + (long long)rep * o->rotate) % n);
+}
+
+static int position_of(const bench_opts_t *o, int n, int rep, int i)
+{
+    long long p = ((long long)i - (long long)rep * o->rotate) % n;
+    return (int)(p < 0 ? p + n : p);
+}
+
 static int write_csv(const run_t *run, const result_t *res, int n)
 {
     FILE *f = fopen(run->o->csv, "w");
@@ -415,27 +430,28 @@ static int write_csv(const run_t *run, const result_t *res, int n)
         fprintf(stderr, "tagg-bench: cannot write '%s'\n", run->o->csv);
         return -1;
     }
-    fprintf(f, "kernel,ranks,files,variant,rep,status,bytes,write_s,write_MiBs,read_s,read_MiBs,read_cache\n");
+    fprintf(f, "kernel,ranks,files,variant,rep,status,bytes,write_s,write_MiBs,read_s,read_MiBs,read_cache,"
+               "position\n");
     const char *files = run->o->per_node ? "per-node" : "shared", *cw = cache_word(run->cache_used);
     for (int i = 0; i < n; i++) {
         const result_t *r    = &res[i];
         const char     *stat = r->unavailable ? "unavailable" : r->failed ? "failed" : "ok";
         for (int j = 0; j < r->done; j++)
-            fprintf(f, "%s,%d,%s,%s,%d,%s,%llu,%.6f,%.3f,%.6f,%.3f,%s\n", run->k->name, run->ctx.wsize, files,
+            fprintf(f, "%s,%d,%s,%s,%d,%s,%llu,%.6f,%.3f,%.6f,%.3f,%s,%d\n", run->k->name, run->ctx.wsize, files,
                     r->v.name, j + 1, stat, (unsigned long long)run->total, r->wt[j],
                     (double)run->total * run->o->timesteps / 1048576.0 / r->wt[j], r->rt[j],
-                    (double)run->total / 1048576.0 / r->rt[j], cw);
+                    (double)run->total / 1048576.0 / r->rt[j], cw, position_of(run->o, n, j, i) + 1);
         if (r->unavailable || r->failed)
-            fprintf(f, "%s,%d,%s,%s,-,%s: %s,%llu,,,,,%s\n", run->k->name, run->ctx.wsize, files, r->v.name, stat,
+            fprintf(f, "%s,%d,%s,%s,-,%s: %s,%llu,,,,,%s,\n", run->k->name, run->ctx.wsize, files, r->v.name, stat,
                     r->reason, (unsigned long long)run->total, cw);
         if (!r->done)
             continue;
         stat_t w = bw_stats(r->wt, r->done, run->total * (uint64_t)run->o->timesteps), rd = bw_stats(r->rt, r->done, run->total);
-        fprintf(f, "%s,%d,%s,%s,median,%s,%llu,,%.3f,,%.3f,%s\n", run->k->name, run->ctx.wsize, files, r->v.name,
+        fprintf(f, "%s,%d,%s,%s,median,%s,%llu,,%.3f,,%.3f,%s,\n", run->k->name, run->ctx.wsize, files, r->v.name,
                 stat, (unsigned long long)run->total, w.med, rd.med, cw);
-        fprintf(f, "%s,%d,%s,%s,min,%s,%llu,,%.3f,,%.3f,%s\n", run->k->name, run->ctx.wsize, files, r->v.name,
+        fprintf(f, "%s,%d,%s,%s,min,%s,%llu,,%.3f,,%.3f,%s,\n", run->k->name, run->ctx.wsize, files, r->v.name,
                 stat, (unsigned long long)run->total, w.min, rd.min, cw);
-        fprintf(f, "%s,%d,%s,%s,max,%s,%llu,,%.3f,,%.3f,%s\n", run->k->name, run->ctx.wsize, files, r->v.name,
+        fprintf(f, "%s,%d,%s,%s,max,%s,%llu,,%.3f,,%.3f,%s,\n", run->k->name, run->ctx.wsize, files, r->v.name,
                 stat, (unsigned long long)run->total, w.max, rd.max, cw);
     }
     return fclose(f) == 0 ? 0 : -1;
@@ -536,9 +552,11 @@ int main(int argc, char **argv)
         goto out;
     }
     for (int rep = 0; rep < o.reps; rep++)
-        for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            int i = variant_at(&o, n, rep, j);
             if (!res[i].unavailable && !res[i].failed)
                 one_rep(&run, &res[i], rep);
+        }
     if (run.ctx.wrank == 0) {
         report(&run, res, n);
         if (o.csv && write_csv(&run, res, n) < 0)

@@ -30,6 +30,7 @@ typedef struct bench_opts {
     const char *kernel;      /* --kernel */
     char        variants[1024]; /* --variants, comma-separated (default: all) */
     int         reps;        /* --reps */
+    int         rotate;      /* --rotate: each repetition starts this many variants later (default 1) */
     const char *dir;         /* --dir */
     int         keep;        /* --keep */
     const char *csv;         /* --csv */

@@ -19,6 +19,10 @@ void bench_usage(void)
     bench_variants_help();
     printf("\nGeneral options:\n"
            "  --reps N               repetitions per variant (default 5)\n"
+           "  --rotate N             each repetition starts N variants later than the one before, so that\n"
+           "                         no variant always runs first or after the same one (default 1; 0: the\n"
+           "                         order of --variants every time; tagg-tune heldout gives 2 to keep each\n"
+           "                         warm-up just before its variant). The CSV says each run's position\n"
            "  --dir DIR              where files go (default /tmp)\n"
            "  --keep                 keep the files of the last repetition of each variant\n"
            "  --csv FILE             every repetition and the medians, as CSV (rank 0 writes it)\n"
@@ -83,7 +87,7 @@ int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
     static const char *const dists[] = {"uniform", "random", "normal"}, *const layouts[] = {"aos", "soa"},
                              *const files[] = {"shared", "per-node"}, *const caches[] = {"drop", "fadvise", "none"};
     memset(o, 0, sizeof *o);
-    o->reps = 5, o->dir = "/tmp", o->verify = 1, o->tagg_config = "layout=shared", o->seed = 1;
+    o->reps = 5, o->rotate = 1, o->dir = "/tmp", o->verify = 1, o->tagg_config = "layout=shared", o->seed = 1;
     o->size = 100 * 1024, o->mean = -1, o->sd = -1, o->particles = 100000, o->vars = 11;
     o->grid[0] = o->grid[1] = o->grid[2] = 32;
     o->timesteps = 1;
@@ -129,6 +133,14 @@ int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
                 return -1;
             }
             o->reps = (int)u;
+        } else if (!strcmp(a, "--rotate")) {
+            if (number(a, v, 0, &u, err, len) < 0)
+                return -1;
+            if (u > 1000) {
+                snprintf(err, len, "--rotate: at most 1000");
+                return -1;
+            }
+            o->rotate = (int)u;
         } else if (!strcmp(a, "--dir")) {
             o->dir = v;
         } else if (!strcmp(a, "--csv")) {

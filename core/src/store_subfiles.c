@@ -162,6 +162,7 @@ static void sub_free(sub_t *s)
         if (s->fd[k] >= 0)
             close(s->fd[k]);
     free(s->fd);
+    free(s->wend);
     for (uint32_t k = 0; s->own && k < s->ix.count; k++)
         free(s->own[k]);
     free(s->own), free(s->nown), free(s->mine), free(s->meta_path);
@@ -503,6 +504,8 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     s->base_on  = s->writable && f->cfg.verify && !hdr[2] && s->ix.version >= TAGG_SF_VERSION_3;
     s->base_L   = s->ix.logical_size;
     s->fresh    = s->writable && hdr[2];
+    if (rc == 0 && s->fresh && !s->ix.nvr && !(s->wend = calloc(s->ix.count ? s->ix.count : 1, sizeof *s->wend)))
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;
     /* the codec of this open: rank 0's (compression=auto reads the tiers file) */
     unsigned enc = rc == 0 && f->rank == 0 && s->writable && !s->ix.nvr ? tagg_compression_codec(&f->cfg, s->ix.stripe) : 0;
     if ((code = tagg_mpi_bcast(&enc, 1, MPI_UNSIGNED, 0, f->comm)) != MPI_SUCCESS)
@@ -693,6 +696,8 @@ static int sub_set_size(tagg_file_t *f, uint64_t size)
               cut_file(s->meta_fd, s->meta_path, size, "the metadata file") < 0))
         rc = -1;
     pthread_mutex_lock(&s->mu);
+    for (uint32_t k = 0; s->wend && k < s->ix.count; k++) /* every rank: the size each subfile now has */
+        s->wend[k] = tagg_sf_subfile_size(size, S, s->ix.count, k);
     tagg_notes_cut(&s->written, size / S + (size % S != 0));
     tagg_notes_cut(&s->checked, size / S + (size % S != 0));
     tagg_notes_cut_within(&s->written, size / S, size % S);

@@ -207,7 +207,10 @@ static void damage_msg(tagg_file_t *f, uint64_t nbad, uint64_t bad, uint64_t nsu
                     "This open's partial writes to them were applied over the damaged bytes.");
 }
 
-/* Collective, writers only: the subfile sizes (stat by their keepers), the
+/* Collective, writers only: the subfile sizes (in a new file without
+ * compression, the largest of the sizes the ranks know from their writes and
+ * the last size set: no request to the file system; else stat by their
+ * keepers), the
  * per-stripe checksums (the ranks' notes, dirty stripes read back by their
  * keepers), then rank 0 writes the final index. Every rank ends with the final
  * index in s->ix when drain needs it. */
@@ -228,14 +231,17 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
     memset(&mg, 0, sizeof mg);
     if (rc < 0)
         snprintf(err, sizeof err, "out of memory");
+    int known = s->wend && !s->zmay; /* the same on every rank */
     for (uint32_t k = 0; rc == 0 && k < N; k++)
-        if (tagg_sub_keeper(f, s, k) == f->rank && tagg_sub_subfile_size(f, k, &mine[k]) < 0)
+        if (known)
+            mine[k] = s->wend[k];
+        else if (tagg_sub_keeper(f, s, k) == f->rank && tagg_sub_subfile_size(f, k, &mine[k]) < 0)
             rc = -1, snprintf(err, sizeof err, "cannot stat subfile %u", (unsigned)k);
     if (rc == 0 && s->ix.nvr && f->rank == 0 && tagg_sub_meta_size(f, &mine[N]) < 0)
         rc = -1, snprintf(err, sizeof err, "cannot stat the metadata file");
     if (tagg_sub_agree_msg(f, rc, err, "sizing the subfiles") < 0)
         goto done;
-    if ((code = tagg_mpi_allreduce(mine, all, (int)n, MPI_UINT64_T, MPI_BOR, f->comm)) != MPI_SUCCESS) {
+    if ((code = tagg_mpi_allreduce(mine, all, (int)n, MPI_UINT64_T, MPI_MAX, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Allreduce (subfile sizes)", code);
         rc = -1;
         goto done;

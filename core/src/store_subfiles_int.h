@@ -50,6 +50,9 @@ typedef struct {
     int             fresh;   /* this open created (or truncated) the file: every stripe began as zeros, so a
                               * stripe's checksum follows from the ranks' changes (notes) when they do not overlap */
     int             limit;   /* read-only: never read past the sizes the index records */
+    uint64_t       *wend;    /* fresh files, not node-local: [count] the size this rank knows subfile k has (the
+                              * end of its own writes, the last size set); close takes the maximum over the ranks
+                              * instead of asking the file system, unless a stripe may be compressed (zmay) */
     notes_t         written; /* writers: stripes this rank wrote (FULL with crc, or DIRTY) */
     notes_t         checked; /* readers: stripes (legacy formats: subfiles) this rank verified */
     /* fresh files: this rank's last partial writes that no later write of its

@@ -592,6 +592,8 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
         return -1;
     }
     pthread_mutex_lock(&s->mu);
+    if (s->wend && !sp && !zr && local + n > s->wend[k]) /* the subfile's size as this rank knows it */
+        s->wend[k] = local + n;
     int rc = tagg_notes_write(&s->written, key, full, full ? crc : 0, form, delta, at, at + n, unsure);
     if (remember)
         recent_add(s, key, at, n, crc);

@@ -82,6 +82,20 @@ static int number(const char *opt, const char *v, uint64_t lo, uint64_t *out, ch
     return 0;
 }
 
+/* A count in lo..hi. */
+static int small_number(const char *opt, const char *v, uint64_t lo, uint64_t hi, int *out, char *err, size_t len)
+{
+    uint64_t u;
+    if (number(opt, v, lo, &u, err, len) < 0)
+        return -1;
+    if (u > hi) {
+        snprintf(err, len, "%s: at most %llu", opt, (unsigned long long)hi);
+        return -1;
+    }
+    *out = (int)u;
+    return 0;
+}
+
 int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
 {
     static const char *const dists[] = {"uniform", "random", "normal"}, *const layouts[] = {"aos", "soa"},
@@ -126,21 +140,11 @@ int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
         } else if (!strcmp(a, "--variants")) {
             snprintf(o->variants, sizeof o->variants, "%s", v);
         } else if (!strcmp(a, "--reps")) {
-            if (number(a, v, 1, &u, err, len) < 0)
+            if (small_number(a, v, 1, 100000, &o->reps, err, len) < 0)
                 return -1;
-            if (u > 100000) {
-                snprintf(err, len, "--reps: at most 100000");
-                return -1;
-            }
-            o->reps = (int)u;
         } else if (!strcmp(a, "--rotate")) {
-            if (number(a, v, 0, &u, err, len) < 0)
+            if (small_number(a, v, 0, 1000, &o->rotate, err, len) < 0)
                 return -1;
-            if (u > 1000) {
-                snprintf(err, len, "--rotate: at most 1000");
-                return -1;
-            }
-            o->rotate = (int)u;
         } else if (!strcmp(a, "--dir")) {
             o->dir = v;
         } else if (!strcmp(a, "--csv")) {

@@ -165,10 +165,23 @@ if grep -Eq "unavailable: .*tuning: .*bad.tune: tuning model.? line 2: expected 
 else bad "bad model file: $(tail -5 out.txt)"; fi
 # explore -> fit -> tuning=: the whole loop on tiny sizes
 rm -rf sweep.jsonl sweep.jsonl.runs sweep.jsonl.csv heldout
-if HDF5_PLUGIN_PATH=$PLUGIN_DIR "$PYTHON" "$TUNE" explore --bench "$BENCH" --dir "$work" -o "$work/sweep.jsonl" --ranks 2 --reps 1 --quick \
+if HDF5_PLUGIN_PATH=$PLUGIN_DIR "$PYTHON" "$TUNE" explore --bench "$BENCH" --dir "$work" -o "$work/sweep.jsonl" --ranks 2 --reps 2 --quick \
      --mpiexec "$MPIEXEC ${PREFLAGS:-}" > explore.txt 2>&1 &&
    "$PYTHON" "$TUNE" fit sweep.jsonl -o fitted.tune --trees 10 > fit.txt 2>&1 && grep -q decision_tree fit.txt; then
   ok "explore ($(wc -l < sweep.jsonl) records) and fit: $(tail -1 fit.txt)"
+  # the sweep's settings rotate: each repetition starts one setting later (tagg-bench --rotate 1)
+  if order=$("$PYTHON" - sweep.jsonl.csv/*.csv <<'PY'
+import csv, sys
+for path in sys.argv[1:]:
+    seqs = {}
+    for r in csv.DictReader(open(path)):
+        if r["rep"].isdigit():
+            seqs.setdefault(int(r["rep"]), []).append((int(r["position"]), r["variant"]))
+    a, b = ([v for _, v in sorted(seqs[k])] for k in (1, 2))
+    assert len(a) >= 2 and b == a[1:] + a[:1], (path, a, b)
+print(" ".join(a), "|", " ".join(b))
+PY
+  ); then ok "explore: settings rotate ($order)"; else bad "explore: order $order"; fi
   run "a fitted model drives the calls (its choice, or the cost model's within its margin)" "tuning model (chose|kept the cost model)" "tuning=$work/fitted.tune" --kernel array1d --dist uniform --size 64K
 else bad "explore/fit: $(tail -5 explore.txt fit.txt 2>/dev/null)"; fi
 # heldout: one kernel of the quick sweep left out; the report and its JSON hold

@@ -87,7 +87,7 @@ static void settings_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg
  * a small file). A path is read once per process: later opens naming it take
  * the kept model without looking at the file again (until session 24 every
  * rank's open checked it with lstat, a metadata request per rank and open on
- * a parallel file system, and 4-6 % of the time of a 5.5 MiB file on local
+ * a parallel file system, and 2.5-6.9 % of the time of a 5.5 MiB file on local
  * disk after a cache drop: the path's directories read again). A model is
  * kept only when the file did not change while it was read (device, inode,
  * size, modification time before and after); refs counts the open files

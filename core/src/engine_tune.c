@@ -96,7 +96,6 @@ static void settings_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg
 static struct {
     pthread_mutex_t    mu;
     char              *path;
-    struct stat        st;
     tagg_tune_model_t *m;
     int                refs;
 } model_cache = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -148,7 +147,7 @@ int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e)
         if (copy && have && model_cache.refs == 0 && lstat(path, &after) == 0 && same_file(&st, &after)) {
             tagg_tune_free(model_cache.m);
             free(model_cache.path);
-            model_cache.m = e->tune, model_cache.path = copy, model_cache.st = st, model_cache.refs = 1;
+            model_cache.m = e->tune, model_cache.path = copy, model_cache.refs = 1;
             e->tune_cached = 1, copy = NULL;
         }
         pthread_mutex_unlock(&model_cache.mu);

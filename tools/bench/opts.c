@@ -171,13 +171,8 @@ int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
                 return -1;
             o->subfiling_stripe = (int64_t)u;
         } else if (!strcmp(a, "--timesteps")) {
-            if (number(a, v, 1, &u, err, len) < 0)
+            if (small_number(a, v, 1, 100000, &o->timesteps, err, len) < 0)
                 return -1;
-            if (u > 100000) {
-                snprintf(err, len, "--timesteps: at most 100000");
-                return -1;
-            }
-            o->timesteps = (int)u;
         } else if (!strcmp(a, "--compute")) {
             char *end;
             o->compute = strtod(v, &end);
@@ -229,13 +224,8 @@ int bench_parse(int argc, char **argv, bench_opts_t *o, char *err, size_t len)
                     return -1;
             i += 2;
         } else if (!strcmp(a, "--vars")) {
-            if (number(a, v, 1, &u, err, len) < 0)
+            if (small_number(a, v, 1, 1000000, &o->vars, err, len) < 0)
                 return -1;
-            if (u > 1000000) {
-                snprintf(err, len, "--vars: at most 1000000");
-                return -1;
-            }
-            o->vars = (int)u;
         } else {
             snprintf(err, len, "unknown option '%s' (see --help)", a);
             return -1;

@@ -83,9 +83,11 @@ static void refused(tagg_dio_t *d)
 
 /* Atomic: the counters are the file's, which several of a layout's files
  * (subfiles) may add to from several threads. */
-static void count(tagg_dio_t *d, int write, uint64_t n)
+static void count(tagg_dio_t *d, int write, int bounced, uint64_t n)
 {
     __atomic_fetch_add(&d->bytes[write ? 1 : 0], n, __ATOMIC_RELAXED);
+    if (bounced)
+        __atomic_fetch_add(&d->bytes[write ? 3 : 2], n, __ATOMIC_RELAXED);
 }
 
 /* One direct request of n bytes (aligned) at off from or into mem (aligned).
@@ -162,7 +164,7 @@ int tagg_dio_access(tagg_dio_t *d, int write, uint64_t off, uint64_t len, void *
     if (rc < 0) /* EINVAL: the file system takes no direct access here; nothing was moved by the refused request */
         refused(d);
     if (done)
-        count(d, write, done);
+        count(d, write, !aligned, done);
     /* the rest: after a refusal or a short transfer, and the tail */
     if (a + done == off + len)
         return 0;

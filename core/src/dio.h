@@ -56,14 +56,15 @@ typedef struct tagg_dio {
     int                   fd;
     char                 *bounce;
     pthread_mutex_t       mu;
-    uint64_t             *bytes; /* moved through the direct descriptor: [0] read, [1] written (atomic adds) */
+    uint64_t             *bytes; /* moved through the direct descriptor: [0] read, [1] written; of them
+                                     through the bounce buffer [2] read, [3] written (atomic adds) */
 } tagg_dio_t;
 
 /* The direct_io key's rule (config.h TAGG_DIO_MODE_*): on, off, or auto = the
  * file system's client is FUSE (fs_view of fs_kind.h has TAGG_FS_SERIAL). */
 int tagg_dio_wanted(int mode, unsigned fs_view);
 
-/* enabled 0: every access buffered. bytes[2]: the counters the accesses add to
+/* enabled 0: every access buffered. bytes[4]: the counters the accesses add to
  * (the file's statistics; several tagg_dio_t may share them). */
 void tagg_dio_init(tagg_dio_t *d, const tagg_dio_ops_t *ops, void *ctx, const char *name, int enabled, uint64_t min,
                    uint64_t *bytes);

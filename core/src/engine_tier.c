@@ -25,6 +25,7 @@
  *      that node leaves the tier out and every node allocates again
  *      (next-best tier); forced, or no tier left: every rank fails that
  *      transfer with the reason. None of its data has moved yet. */
+#include "dio.h"
 #include "engine.h"
 #include "error.h"
 #include "mpi_wait.h"
@@ -312,7 +313,7 @@ int tagg_engine_buffers(tagg_file_t *f, tagg_engine_t *e, tagg_engine_node_t *no
                         tagg_tier_buf_t *buf, char *tier_text, size_t len)
 {
     const tagg_tier_ops_t *forced = forced_ops(f);
-    size_t                 size   = (size_t)(e->bufsize * (uint64_t)e->nbuf);
+    size_t                 size   = (size_t)(e->bufsize * (uint64_t)e->nbuf) + TAGG_DIO_ALIGN; /* + a round's shift (engine_move.c) */
     int                    nn = tagg_topology_nnodes(e->topo), my_node = tagg_topology_rank_node(e->topo, f->rank);
     int                    all_dram = !forced || forced == &tagg_tier_dram;
     for (int k = 0; k < nn && all_dram; k++)

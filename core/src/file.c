@@ -167,10 +167,11 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
     else if (f->store_ops == stores[TAGG_LAYOUT_SUBFILES])
         snprintf(sf, sizeof sf, " sf_verified=%llu sf_from_copy=%llu", (unsigned long long)t->sf_verified,
                  (unsigned long long)t->sf_from_copy);
-    char dio[96] = "";
+    char dio[128] = "";
     if (f->cfg.direct_io != TAGG_DIO_MODE_OFF && f->cfg.backend != TAGG_BACKEND_MPIIO)
-        snprintf(dio, sizeof dio, " dio_read_bytes=%llu dio_write_bytes=%llu", (unsigned long long)t->dio_bytes[0],
-                 (unsigned long long)t->dio_bytes[1]);
+        snprintf(dio, sizeof dio, " dio_read_bytes=%llu dio_write_bytes=%llu dio_bounced_bytes=%llu",
+                 (unsigned long long)t->dio_bytes[0], (unsigned long long)t->dio_bytes[1],
+                 (unsigned long long)(t->dio_bytes[2] + t->dio_bytes[3]));
     char fio[64] = "";
     if (f->store_ops == stores[TAGG_LAYOUT_SHARED] && f->cfg.backend != TAGG_BACKEND_MPIIO)
         snprintf(fio, sizeof fio, " posix_handles=%llu mpiio_handles=%llu posix_early=%llu",

@@ -51,8 +51,9 @@ typedef struct tagg_stats {
     /* layout=subfiles, reads of a read-only open (verify=1) */
     uint64_t sf_verified;   /* stripes read whole and checked, the first time a rank read them */
     uint64_t sf_from_copy;  /* reads served from the rank's verified copy of the stripe they lie in */
-    /* direct_io (dio.h): bytes moved with O_DIRECT, [0] read, [1] written */
-    uint64_t dio_bytes[2];
+    /* direct_io (dio.h): bytes moved with O_DIRECT, [0] read, [1] written; of them, through
+     * the bounce buffer (the memory not aligned as the file offset) [2] read, [3] written */
+    uint64_t dio_bytes[4];
     /* layout=shared, backend=tapioca: the ranks' own handles of the file (file_io),
      * [0] POSIX descriptors, [1] MPI-IO handles, [2] the POSIX descriptors opened
      * early (tagg_store_shared_early_fd: while rank 0 looks at the path) */

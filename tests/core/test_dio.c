@@ -116,7 +116,7 @@ static void test_random(void **s)
     ctx_t          c;
     setup_file(&c, "dio-random.bin");
     unsigned char *ref = calloc(1, cap);
-    uint64_t       bytes[2] = {0, 0}, end = 0;
+    uint64_t       bytes[4] = {0, 0, 0, 0}, end = 0;
     tagg_dio_t     d;
     tagg_dio_init(&d, &ops, &c, c.path, 1, 8192, bytes);
     random_writes(&d, &c, ref, cap, 60, &end);
@@ -136,7 +136,7 @@ static void test_split(void **s)
     (void)s;
     ctx_t c;
     setup_file(&c, "dio-split.bin");
-    uint64_t   bytes[2] = {0, 0};
+    uint64_t   bytes[4] = {0, 0, 0, 0};
     tagg_dio_t d;
     tagg_dio_init(&d, &ops, &c, c.path, 1, 65536, bytes);
     char *mem;
@@ -148,11 +148,14 @@ static void test_split(void **s)
     assert_int_equal(tagg_dio_access(&d, 1, (1 << 20) + 1, 1 << 20, mem + 1), 0);
     assert_int_equal(bytes[1], (1 << 20) + (1 << 20) - 4096); /* 255 whole blocks */
     assert_int_equal(c.buffered, 4096);                       /* 4095 head + 1 tail */
+    assert_int_equal(bytes[3], 0); /* memory aligned as the file offset (both 1 past a block): in place */
     assert_int_equal(tagg_dio_access(&d, 1, 0, 65535, mem), 0); /* below min */
     assert_int_equal(bytes[1], (1 << 20) + (1 << 20) - 4096);
     /* a read of the same range, from unaligned memory: through the bounce buffer */
     assert_int_equal(tagg_dio_access(&d, 0, 1 << 20, 1 << 20, mem + 3), 0);
     assert_int_equal(bytes[0], 1 << 20);
+    assert_int_equal(bytes[2], 1 << 20); /* counted as bounced */
+    assert_int_equal(bytes[3], 0);
     tagg_dio_fini(&d);
     free(mem);
     close(c.fd), unlink(c.path);
@@ -171,7 +174,7 @@ static void test_fallbacks(void **s)
         setup_file(&c, "dio-fallback.bin");
         c.no_open = mode == 1;
         unsigned char *ref = calloc(1, cap);
-        uint64_t       bytes[2] = {0, 0}, end = 0;
+        uint64_t       bytes[4] = {0, 0, 0, 0}, end = 0;
         tagg_dio_t     d;
         tagg_dio_init(&d, &ops, &c, c.path, mode != 2, 4096, bytes);
         if (mode == 0)

@@ -22,8 +22,9 @@
  * Coherency: Linux writes back and drops the page cache of the range of a
  * direct access of a file, so buffered and direct accesses of one node see
  * each other's bytes; between nodes the file system's rules are unchanged.
- * Thread-safe: the open and the bounce buffer are under the mutex, the
- * counters are added to atomically. */
+ * Thread-safe: the open is under the mutex, each access takes its own bounce
+ * buffer (one idle buffer is kept per process, not per file), the counters
+ * are added to atomically. */
 #ifndef TAGG_DIO_H
 #define TAGG_DIO_H
 
@@ -54,7 +55,6 @@ typedef struct tagg_dio {
     uint64_t              align; /* TAGG_DIO_ALIGN; tests may lower it */
     int                   state; /* TAGG_DIO_*: OFF also when disabled */
     int                   fd;
-    char                 *bounce;
     pthread_mutex_t       mu;
     uint64_t             *bytes; /* moved through the direct descriptor: [0] read, [1] written; of them
                                      through the bounce buffer [2] read, [3] written (atomic adds) */
@@ -68,7 +68,7 @@ int tagg_dio_wanted(int mode, unsigned fs_view);
  * (the file's statistics; several tagg_dio_t may share them). */
 void tagg_dio_init(tagg_dio_t *d, const tagg_dio_ops_t *ops, void *ctx, const char *name, int enabled, uint64_t min,
                    uint64_t *bytes);
-/* Closes the descriptor, frees the bounce buffer. */
+/* Closes the descriptor. */
 void tagg_dio_fini(tagg_dio_t *d);
 /* For a layout's open: descriptor fd's file opened again with O_DIRECT
  * (read-write when write, else read-only; close-on-exec) through

@@ -246,26 +246,33 @@ done:
 
 /* ---- the plan ------------------------------------------------------------ */
 
-/* The calibration's verdict on several writers of one node: the request
- * lines were measured by fs->ranks ranks together (each got bandwidth B of
- * the largest size), so together they wrote ranks x B; one process alone, the
- * target tier's bandwidth. Below 1.05 x that, more writers add nothing, and
- * this returns the rate one writer of the node gets: what they got together
- * (they added nothing over one, so one gets no more either), at most the rate
- * measured alone. 0: more writers do add.
+/* The calibration's verdict on several writers (readers) of one node: the
+ * request lines were measured by fs->ranks ranks together (each got bandwidth
+ * B of the largest size), so together they wrote (read) ranks x B; one process
+ * alone, the target tier's bandwidth (reads: fs->alone, the 'read_alone'
+ * line). Below 1.05 x that, more streams add nothing, and this returns the
+ * rate one stream of the node gets: what they got together (they added
+ * nothing over one, so one gets no more either), at most the rate measured
+ * alone. 0: more streams do add, or nothing was measured.
  * Without such a measurement, a client known to serialise a file's writes
- * (in->serial_writes: FUSE) says the same: one writer at the target's rate. */
+ * (in->serial_writes: FUSE) says the same of writes: one writer at the
+ * target's rate. */
 static int measured_together(const tagg_call_in_t *in) {
   return in->fs && in->fs->n > 0 && in->fs->ranks >= 2 && in->tiers && in->tiers->target >= 0;
 }
 
-static double lone_writer_rate(const tagg_call_in_t *in) {
+static double lone_stream_rate(const tagg_call_in_t *in) {
   const tagg_fs_perf_t *fs = in->fs;
   if (!in->tiers || in->tiers->target < 0) return 0;
-  double alone = in->tiers->tier[in->tiers->target].bandwidth;
-  if (!measured_together(in)) return in->serial_writes && alone > 0 ? alone : 0;
+  double alone = in->read ? (fs ? fs->alone : 0) : in->tiers->tier[in->tiers->target].bandwidth;
+  if (!measured_together(in)) return !in->read && in->serial_writes && alone > 0 ? alone : 0;
   double together = (double)fs->ranks * fs->bandwidth[fs->n - 1];
   if (!(alone > 0 && together < 1.05 * alone)) return 0;
+  /* A reader alone was measured as the node's readers together were (the same
+   * file and requests, caches dropped): its rate is what it gets. A writer
+   * alone was measured apart (the target tier's sequential rate), which the
+   * aggregators did not reach (below). */
+  if (in->read) return alone;
   return together < alone ? together : alone;
 }
 
@@ -330,16 +337,18 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   uint64_t span = hi - c->lo;
   int naggr = owned ? (int)((span + unit - 1) / unit) : in->naggr > 0 ? in->naggr : tagg_naggr(total, P, in->opts, NULL);
   if (!owned) naggr = naggr < 1 ? 1 : naggr > P ? P : naggr;
-  /* One aggregator per node for writes into one file (the shared layout, or
-   * a single subfile) when the ranks of a node writing into
+  /* One aggregator per node for accesses of one file (the shared layout, or
+   * a single subfile) when the ranks of a node accessing
    * one file together get no more than one process alone (a client that
    * serialises a file's writes, as FUSE does: measured by the calibration, or
-   * known from the file system's kind, in->serial_writes): a second
-   * aggregator then adds its exchange and the throttle's token, not bandwidth
-   * (GlusterFS testbed, 256 MiB of column blocks: 231 MiB/s with one
-   * aggregator, 214 with two; session 19: 229 against 162). */
-  double lone = 0; /* > 0: one aggregator per node, which writes at this rate, not one share of it */
-  if (!owned && !in->read && in->one_file && in->naggr <= 0 && in->per_node < 0 && in->topo && (lone = lone_writer_rate(in)) > 0) {
+   * known from the file system's kind, in->serial_writes; reads: measured
+   * only): a second aggregator then adds its exchange and the throttle's
+   * token, not bandwidth (GlusterFS testbed, 256 MiB of column blocks: 231
+   * MiB/s with one aggregator, 214 with two; session 19: 229 against 162;
+   * local disk of this machine, reads of files up to 16 MiB: one reader
+   * 14-27 % faster than two, session 25). */
+  double lone = 0; /* > 0: one aggregator per node, which moves at this rate, not one share of it */
+  if (!owned && in->one_file && in->naggr <= 0 && in->per_node < 0 && in->topo && (lone = lone_stream_rate(in)) > 0) {
     int nn = tagg_topology_nnodes(in->topo);
     if (nn >= 1 && naggr > nn) naggr = nn;
     if (naggr > nn) lone = 0;
@@ -371,8 +380,8 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   c->cost_direct = worst_runs > t_fs ? worst_runs : t_fs;
   double per_req = tagg_fs_request_time(in->fs, in->tiers, req);
   if (lone > 0 && measured_together(in)) {
-    /* The request lines' rate is each of fs->ranks writers' share; the lone
-     * writer gets the node's rate (lone_writer_rate): not one process's rate
+    /* The request lines' rate is each of fs->ranks streams' share; the lone
+     * stream gets the node's rate (lone_stream_rate): not one process's rate
      * measured apart, which the calibration takes differently (sequential, no
      * neighbour) and which the GlusterFS testbed's aggregator did not reach
      * (HACC, S3D: 221-240 MiB/s against 298 measured alone, 253-257 for the

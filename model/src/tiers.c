@@ -145,11 +145,11 @@ static int parse_lines(tagg_lines_t *L, void *ctx, tagg_err_t *err) {
   if (tagg_parse_int(L->tok[1], 1, 1000, &v) || v != TIERS_VERSION)
     return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'tagg-tiers': unsupported version '%s' (this library reads %d)", L->name, L->lineno, L->tok[1], TIERS_VERSION);
   while ((n = tagg_lines_next(L)) > 0) {
-    if (strcmp(L->tok[0], "request") == 0 || strcmp(L->tok[0], "read_request") == 0)
+    if (strcmp(L->tok[0], "request") == 0 || strcmp(L->tok[0], "read_request") == 0 || strcmp(L->tok[0], "read_alone") == 0)
       continue; /* the target's cost by request size: tagg_fs_perf_parse */
     if (strcmp(L->tok[0], "codec") == 0) continue; /* stripe codecs: tagg_codec_perf_parse (tagg/compress.h) */
     if (strcmp(L->tok[0], "tier") != 0)
-      return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': unknown (each line is 'tier NAME key=value...', 'request SIZE latency=T bandwidth=R' or 'read_request ...')", L->name, L->lineno, L->tok[0]);
+      return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': unknown (each line is 'tier NAME key=value...', 'request SIZE latency=T bandwidth=R', 'read_request ...' or 'read_alone bandwidth=R')", L->name, L->lineno, L->tok[0]);
     int rc = parse_tier_line(L, n, t, &src_line, &tgt_line, err);
     if (rc) return rc;
   }
@@ -198,7 +198,8 @@ void tagg_tiers_print(const tagg_tiers_t *t, FILE *out) {
 /* ---- the target's cost by request size (tagg/callplan.h) ----------------
  * Lines 'request SIZE latency=T bandwidth=R' of a tier file (tagg-calibrate
  * writes them): one write of SIZE bytes to the target file system took
- * latency T plus SIZE / R; 'read_request' lines the same for reads. Other
+ * latency T plus SIZE / R; 'read_request' lines the same for reads, and
+ * 'read_alone bandwidth=R' the rate of one process reading alone. Other
  * lines are the tiers' (parse_lines). */
 typedef struct {
   const char *key; /* "request" or "read_request" */
@@ -211,8 +212,18 @@ static int parse_fs(tagg_lines_t *L, void *ctx, tagg_err_t *err) {
   memset(fs, 0, sizeof *fs);
   int n;
   while ((n = tagg_lines_next(L)) > 0) {
-    if (strcmp(L->tok[0], key) != 0) continue;
     int ln = L->lineno;
+    if (strcmp(key, "read_request") == 0 && strcmp(L->tok[0], "read_alone") == 0) {
+      double bw = -1;
+      if (n != 2 || strncmp(L->tok[1], "bandwidth=", 10) != 0)
+        return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'read_alone': expected 'read_alone bandwidth=R'", L->name, ln);
+      if (tagg_parse_size(L->tok[1] + 10, &bw) || !(bw > 0))
+        return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'bandwidth': expected a rate > 0 like 1GB/s, got '%s'", L->name, ln, L->tok[1] + 10);
+      if (fs->alone > 0) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field 'read_alone': given twice", L->name, ln);
+      fs->alone = bw;
+      continue;
+    }
+    if (strcmp(L->tok[0], key) != 0) continue;
     if (fs->n == TAGG_FS_POINTS) return tagg_seterr(err, TAGG_EPARSE, "%s:%d: field '%s': more than %d sizes", L->name, ln, key, TAGG_FS_POINTS);
     double size = 0, lat = -1, bw = -1;
     long ranks = 0;

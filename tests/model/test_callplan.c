@@ -291,6 +291,79 @@ static void test_writers_per_node(void **state) {
   fx_free(&fx);
 }
 
+/* Reads: one aggregator per node when the calibration measured one process
+ * reading alone (read_alone) faster than 1/1.05 of the node's ranks reading
+ * together (read_request ... ranks=N), and costed at the rate alone. Worked
+ * out: one node of 2 ranks, 8 MiB each from 2048 (the held-out 1d kernel):
+ * direct, each rank's 8 MiB at its share of 350 MB/s = 24.0 ms; one
+ * aggregator at 900 MB/s, 4 rounds of 4 MiB = 18.6 ms plus the move. */
+static void test_readers_per_node(void **state) {
+  (void)state;
+  fx_t fx;
+  fx_init(&fx, 2, 2);
+  for (int r = 0; r < 2; r++) row(&fx, r, 2048 + (uint64_t)r * 8 * MiB, 1, 8 * MiB, 0);
+  fx.in.one_file = 1, fx.in.read = 1;
+  tagg_fs_perf_t fs;
+  tagg_err_t err = {0};
+  const char *together = "tagg-tiers 1\nread_request 4K latency=0.1ms bandwidth=350MB/s ranks=2\n"
+                         "read_request 4M latency=1ns bandwidth=350MB/s ranks=2\n";
+  char text[512];
+  snprintf(text, sizeof text, "%sread_alone bandwidth=900MB/s\n", together);
+  if (tagg_fs_read_perf_parse(text, "t", &fs, &err)) fail_msg("%s", err.msg);
+  assert_true(fs.alone == 900e6 && fs.n == 2 && fs.ranks == 2);
+  fx.in.fs = &fs;
+  tagg_call_plan_t p = plan_ok(&fx);
+  if (p.action != TAGG_CALL_AGGREGATE) fail_msg("action %d: direct %g s, aggregated %g s", p.action, p.cost_direct, p.cost_aggr);
+  assert_int_equal(p.ndom, 1);
+  if (!(p.cost_direct > 0.0239 && p.cost_direct < 0.0241 && p.cost_aggr > 0.0186 && p.cost_aggr < 0.0200))
+    fail_msg("direct %g s, aggregated %g s", p.cost_direct, p.cost_aggr);
+  tagg_call_plan_free(&p);
+  /* the same rows written: the write side knows nothing of read_alone (its own lines are absent: no verdict) */
+  fx.in.read = 0;
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  tagg_call_plan_free(&p);
+  fx.in.read = 1;
+  /* one reader alone no faster than 1/1.05 of the two together (700 > 1.05 x 600): direct */
+  snprintf(text, sizeof text, "%sread_alone bandwidth=600MB/s\n", together);
+  if (tagg_fs_read_perf_parse(text, "t", &fs, &err)) fail_msg("%s", err.msg);
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  tagg_call_plan_free(&p);
+  /* no read_alone line: no verdict, direct as before */
+  if (tagg_fs_read_perf_parse(together, "t", &fs, &err)) fail_msg("%s", err.msg);
+  assert_true(fs.alone == 0);
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  tagg_call_plan_free(&p);
+  /* forced counts and several files: as configured, no verdict */
+  snprintf(text, sizeof text, "%sread_alone bandwidth=900MB/s\n", together);
+  if (tagg_fs_read_perf_parse(text, "t", &fs, &err)) fail_msg("%s", err.msg);
+  fx.in.one_file = 0;
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  tagg_call_plan_free(&p);
+  fx.in.one_file = 1, fx.in.naggr = 2, fx.in.mode = TAGG_AGGREGATE_ALWAYS;
+  p = plan_ok(&fx);
+  assert_int_equal(p.ndom, 2);
+  tagg_call_plan_free(&p);
+  /* bad lines: named by file, line and field; the tier parser accepts the line */
+  snprintf(text, sizeof text, "%sread_alone 900MB/s\n", together);
+  assert_int_not_equal(tagg_fs_read_perf_parse(text, "bad.tiers", &fs, &err), TAGG_OK);
+  assert_contains(err.msg, "bad.tiers:4: field 'read_alone': expected 'read_alone bandwidth=R'");
+  snprintf(text, sizeof text, "%sread_alone bandwidth=0\n", together);
+  assert_int_not_equal(tagg_fs_read_perf_parse(text, "bad.tiers", &fs, &err), TAGG_OK);
+  assert_contains(err.msg, "bad.tiers:4: field 'bandwidth': expected a rate > 0");
+  snprintf(text, sizeof text, "%sread_alone bandwidth=1GB/s\nread_alone bandwidth=1GB/s\n", together);
+  assert_int_not_equal(tagg_fs_read_perf_parse(text, "bad.tiers", &fs, &err), TAGG_OK);
+  assert_contains(err.msg, "bad.tiers:5: field 'read_alone': given twice");
+  tagg_tiers_t t;
+  assert_int_equal(tagg_tiers_parse("tagg-tiers 1\ntier D kind=DRAM latency=1ns bandwidth=1GB/s capacity=1GB persistency=none\n"
+                                    "tier F kind=PFS latency=1ms bandwidth=1GB/s capacity=1TB persistency=permanent\n"
+                                    "read_alone bandwidth=1GB/s\n", "t", &t, &err), TAGG_OK);
+  fx_free(&fx);
+}
+
 /* A client known to serialise a file's writes (serial_writes: FUSE), no
  * calibration of writers together: one aggregator per node for writes into
  * one file, and a node's direct writes cost the sum of its ranks'. */
@@ -646,7 +719,8 @@ static void test_memory_64k(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decision_basics), cmocka_unit_test(test_decision_by_cost),
-      cmocka_unit_test(test_fs_request_time), cmocka_unit_test(test_writers_per_node), cmocka_unit_test(test_serial_writes), cmocka_unit_test(test_dio_block),
+      cmocka_unit_test(test_fs_request_time), cmocka_unit_test(test_writers_per_node),
+      cmocka_unit_test(test_readers_per_node), cmocka_unit_test(test_serial_writes), cmocka_unit_test(test_dio_block),
       cmocka_unit_test(test_partition),
       cmocka_unit_test(test_election),        cmocka_unit_test(test_owner_constraint),
       cmocka_unit_test(test_same_shape),      cmocka_unit_test(test_coverage),

@@ -32,6 +32,11 @@ done
   && ok "the target's cost of 4 request sizes, both ranks writing together (request lines, ranks=2)" || bad "no request lines: $(grep request m.tiers)"
 [ "$(grep -c '^read_request [0-9]* latency=[0-9.e+-]*s bandwidth=[0-9.e+-]*B/s ranks=2$' m.tiers)" = 4 ] \
   && ok "the same for reads (read_request lines)" || bad "no read_request lines: $(grep read_request m.tiers)"
+alone=$(sed -n 's/^read_alone bandwidth=\([0-9.e+-]*\)B\/s$/\1/p' m.tiers)
+[ "$(grep -c '^read_alone ' m.tiers)" = 1 ] && [ -n "$alone" ] && awk "BEGIN{exit !($alone > 0)}" \
+  && grep -q "target read alone (one rank" err.txt \
+  && ok "one rank reading alone (read_alone bandwidth=${alone}B/s), reported next to the ranks together" \
+  || bad "no read_alone line: '$(grep read_alone m.tiers)'"
 grep -q "^# mpi intra-node latency=[0-9.e+-]*s bandwidth=" m.tiers && ok "MPI intra-node figures" || bad "no MPI figures"
 grep -q "tier HBM" err.txt && ok "HBM reported (measured or unavailable with the reason)" || bad "HBM not reported"
 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 120 "$MPIEXEC" $NPFLAG 2 ${PREFLAGS:-} "$prog" write w.h5 \

@@ -356,7 +356,11 @@ static int measure_requests(const opts_t *o, MPI_Comm node, double *lat, double 
  * written once by rank 0 (and fsync'ed), then for each size the page cache is
  * emptied (as root: sync and drop_caches; otherwise posix_fadvise(DONTNEED) on
  * the file, which a file server's own cache does not obey: *how says which)
- * and the ranks read it interleaved. */
+ * and the ranks read it interleaved. Last, with the cache emptied again, rank
+ * 0 alone reads the whole file in requests of the largest size: *alone, its
+ * bytes per second (the 'read_alone' line), which the call plan compares
+ * with the ranks' together to choose one reader per node (local disk of this
+ * machine: one reader 14-27 % faster than two for files up to 16 MiB). */
 static int evict(int fd, const char **how)
 {
     char err[256];
@@ -368,8 +372,8 @@ static int evict(int fd, const char **how)
     return posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0 ? 0 : -1;
 }
 
-static int measure_read_requests(const opts_t *o, MPI_Comm node, double *lat, double *bw, const char **how,
-                                 char *why, size_t wlen)
+static int measure_read_requests(const opts_t *o, MPI_Comm node, double *lat, double *bw, double *alone,
+                                 const char **how, char *why, size_t wlen)
 {
     reqrun_t q;
     double   t[NSIZES];
@@ -393,6 +397,25 @@ static int measure_read_requests(const opts_t *o, MPI_Comm node, double *lat, do
         MPI_Bcast(&rc, 1, MPI_INT, 0, node);
         if (rc == 0)
             t[k] = requests_time(&q, req_sizes[k], 0, &rc);
+    }
+    *alone = 0;
+    if (rc == 0) { /* one reader alone, caches emptied as above */
+        if (q.me == 0 && evict(q.fd, how) < 0)
+            rc = -1;
+        if (q.me != 0)
+            posix_fadvise(q.fd, 0, 0, POSIX_FADV_DONTNEED);
+        MPI_Bcast(&rc, 1, MPI_INT, 0, node);
+        if (rc == 0 && q.me == 0) {
+            size_t s  = req_sizes[NSIZES - 1];
+            double t0 = now();
+            for (size_t off = 0; off + s <= q.total && rc == 0; off += s)
+                if (pread(q.fd, q.buf, s, (off_t)off) != (ssize_t)s)
+                    rc = -1;
+            double dt = now() - t0;
+            *alone    = rc == 0 && dt > 0 ? (double)(q.total / s * s) / dt : 0;
+        }
+        MPI_Bcast(&rc, 1, MPI_INT, 0, node);
+        MPI_Bcast(alone, 1, MPI_DOUBLE, 0, node);
     }
     return requests_done(&q, rc, t, lat, bw, "reading", o->target_dir, why, wlen);
 }
@@ -542,7 +565,7 @@ int main(int argc, char **argv)
     int    rc = 0, have_req = 0, have_rreq = 0, ncodec = 0, req_ranks = 1;
     const char *cname[NCODECS];
     double      ccomp[NCODECS], cdecomp[NCODECS], cratio[NCODECS];
-    double req_lat[NSIZES], req_bw[NSIZES], rreq_lat[NSIZES], rreq_bw[NSIZES];
+    double req_lat[NSIZES], req_bw[NSIZES], rreq_lat[NSIZES], rreq_bw[NSIZES], rreq_alone = 0;
     const char *rreq_how = "";
     if (rank_ == 0) {
         const tagg_tier_ops_t *mem[] = {&tagg_tier_hbm, &tagg_tier_dram, &tagg_tier_nvr};
@@ -616,7 +639,7 @@ int main(int argc, char **argv)
                              req_lat[k] + (double)req_sizes[k] / req_bw[k], req_lat[k], req_bw[k] / 1e9);
             }
             why[0] = '\0';
-            if (measure_read_requests(&o, node, rreq_lat, rreq_bw, &rreq_how, why, sizeof why) < 0)
+            if (measure_read_requests(&o, node, rreq_lat, rreq_bw, &rreq_alone, &rreq_how, why, sizeof why) < 0)
                 progress("target read requests: FAILED: %s", why);
             else {
                 have_rreq = 1;
@@ -624,6 +647,10 @@ int main(int argc, char **argv)
                     progress("target read of %zu bytes: %.3g s (latency %.3g s + size / %.3g GB/s; %s)",
                              req_sizes[k], rreq_lat[k] + (double)req_sizes[k] / rreq_bw[k], rreq_lat[k],
                              rreq_bw[k] / 1e9, rreq_how);
+                if (rreq_alone > 0)
+                    progress("target read alone (one rank, %zu-byte requests): %.3g GB/s; the %d rank(s) together: "
+                             "%.3g GB/s",
+                             req_sizes[NSIZES - 1], rreq_alone / 1e9, n, n * rreq_bw[NSIZES - 1] / 1e9);
             }
             MPI_Comm_size(node, &req_ranks);
         }
@@ -692,6 +719,11 @@ int main(int argc, char **argv)
                 for (int k = 0; k < NSIZES; k++)
                     fprintf(out, "read_request %zu latency=%gs bandwidth=%gB/s ranks=%d\n", req_sizes[k], rreq_lat[k],
                             rreq_bw[k], req_ranks);
+                if (rreq_alone > 0) {
+                    fprintf(out, "# one rank of the node reading the same file alone (%zu-byte requests, cache emptied)\n",
+                            req_sizes[NSIZES - 1]);
+                    fprintf(out, "read_alone bandwidth=%gB/s\n", rreq_alone);
+                }
             }
             if (ncodec)
                 fprintf(out, "# stripe codecs (compression=auto): rates of one core on HACC-like data, 4 MiB stripes\n");

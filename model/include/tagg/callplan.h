@@ -57,13 +57,17 @@ typedef struct tagg_fs_perf {
   double latency[TAGG_FS_POINTS];  /* seconds per request */
   double bandwidth[TAGG_FS_POINTS]; /* bytes per second of one stream */
   int ranks;                        /* streams measured together (request ... ranks=N; 0: not said) */
+  double alone;                     /* reads: bytes per second of one process reading a file's largest
+                                       requests alone on its node ('read_alone bandwidth=R'; 0: not
+                                       measured). Writes take the target tier's bandwidth */
 } tagg_fs_perf_t;
 
 /* The 'request SIZE latency=T bandwidth=R [ranks=N]' lines of a tier file
  * (written by tagg-calibrate: writes; ranks = how many ranks of one node
  * issued them together, interleaved in one file, R then each one's share);
  * none: fs->n == 0. Errors name file, line, field.
- * The _read_ ones take the 'read_request' lines (reads of that size). */
+ * The _read_ ones take the 'read_request' lines (reads of that size) and the
+ * 'read_alone bandwidth=R' line (fs->alone). */
 int tagg_fs_perf_load(const char *path, tagg_fs_perf_t *fs, tagg_err_t *err);
 int tagg_fs_perf_parse(const char *text, const char *name, tagg_fs_perf_t *fs, tagg_err_t *err);
 int tagg_fs_read_perf_load(const char *path, tagg_fs_perf_t *fs, tagg_err_t *err);

@@ -276,6 +276,26 @@ static double lone_stream_rate(const tagg_call_in_t *in) {
   return together < alone ? together : alone;
 }
 
+/* The least time the target takes for `total` bytes, whoever accesses them:
+ * the target tier's bandwidth (tagg-calibrate: one process writing
+ * sequentially). Reads measured by the calibration ('read_request' lines, and
+ * 'read_alone') are not bounded by a write's rate: their floor is the best
+ * rate a node was measured to read at (its ranks together, or one alone) on
+ * every node (until session 25 the write rate bounded reads too: on local
+ * disk, 219 MB/s for reads measured at 576-639, every read sent direct as a
+ * tie). */
+static double target_floor(const tagg_call_in_t *in, uint64_t total) {
+  double bw = in->tiers->tier[in->tiers->target].bandwidth;
+  if (in->read && in->fs && in->fs->read && in->fs->n > 0 && in->topo) {
+    const tagg_fs_perf_t *fs = in->fs;
+    double node = fs->bandwidth[fs->n - 1] * (fs->ranks > 1 ? fs->ranks : 1);
+    if (fs->alone > node) node = fs->alone;
+    int nn = tagg_topology_nnodes(in->topo);
+    bw = node * (nn > 0 ? nn : 1);
+  }
+  return bw > 0 ? (double)total / bw : 0;
+}
+
 /* Direct access: rank r's runs as file-system requests, one after the other. */
 static double rank_direct_time(const tagg_call_in_t *in, const tagg_req_desc_t *q) {
   uint64_t n = q->nruns ? q->nruns : 1;
@@ -374,7 +394,7 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   /* aggregate or not (GLEAN, seed 003): the model's cost of each choice */
   uint64_t req = c->round < c->dsize ? c->round : c->dsize;
   double sync = in->sync_cost > 0 ? in->sync_cost : 50e-6 * (1 + log2((double)P));
-  double t_fs = in->tiers->tier[in->tiers->target].bandwidth > 0 ? (double)total / in->tiers->tier[in->tiers->target].bandwidth : 0;
+  double t_fs = target_floor(in, total);
   if (!in->read && in->one_file && in->serial_writes && !measured_together(in) && in->topo)
     worst_runs = serial_direct_time(in, worst_runs);
   c->cost_direct = worst_runs > t_fs ? worst_runs : t_fs;

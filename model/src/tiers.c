@@ -250,6 +250,7 @@ static int parse_fs(tagg_lines_t *L, void *ctx, tagg_err_t *err) {
     fs->size[fs->n] = (uint64_t)size, fs->latency[fs->n] = lat, fs->bandwidth[fs->n] = bw, fs->n++;
   }
   if (n < 0) return tagg_seterr(err, TAGG_ENOMEM, "out of memory");
+  fs->read = fs->n > 0 && strcmp(key, "read_request") == 0;
   return TAGG_OK;
 }
 

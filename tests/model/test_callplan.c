@@ -296,11 +296,14 @@ static void test_writers_per_node(void **state) {
  * together (read_request ... ranks=N), and costed at the rate alone. Worked
  * out: one node of 2 ranks, 8 MiB each from 2048 (the held-out 1d kernel):
  * direct, each rank's 8 MiB at its share of 350 MB/s = 24.0 ms; one
- * aggregator at 900 MB/s, 4 rounds of 4 MiB = 18.6 ms plus the move. */
+ * aggregator at 900 MB/s, 4 rounds of 4 MiB = 18.6 ms plus the move. The
+ * target tier's (write) bandwidth, 200 MB/s, bounds writes, not measured reads
+ * (84 ms for both choices would make them a tie, sent direct). */
 static void test_readers_per_node(void **state) {
   (void)state;
   fx_t fx;
   fx_init(&fx, 2, 2);
+  fx.tiers.tier[fx.tiers.target].bandwidth = 200e6;
   for (int r = 0; r < 2; r++) row(&fx, r, 2048 + (uint64_t)r * 8 * MiB, 1, 8 * MiB, 0);
   fx.in.one_file = 1, fx.in.read = 1;
   tagg_fs_perf_t fs;

@@ -60,6 +60,7 @@ typedef struct tagg_fs_perf {
   double alone;                     /* reads: bytes per second of one process reading a file's largest
                                        requests alone on its node ('read_alone bandwidth=R'; 0: not
                                        measured). Writes take the target tier's bandwidth */
+  int read;                         /* 1: measured reads ('read_request' lines, tagg_fs_read_perf_*) */
 } tagg_fs_perf_t;
 
 /* The 'request SIZE latency=T bandwidth=R [ranks=N]' lines of a tier file

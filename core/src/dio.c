@@ -140,8 +140,8 @@ static ssize_t one(int fd, int write, uint64_t off, size_t n, char *mem)
 }
 
 /* The aligned middle [off, off + len) through the descriptor, from or into
- * mem, through bounce (not NULL: mem is not aligned; the caller's own). The bytes moved directly in *done; 0, or -1 with errno (EINVAL:
- * refused). Stops early, without error, at a short transfer (the rest goes
+ * mem, through bounce (not NULL: mem is not aligned; the caller's own). The
+ * bytes moved directly in *done; 0, or -1 with errno (EINVAL: refused). Stops early, without error, at a short transfer (the rest goes
  * buffered). */
 static int middle(int fd, int write, uint64_t off, uint64_t len, char *mem, char *bounce, uint64_t *done)
 {

@@ -8,6 +8,7 @@
 #include "mpi_wait.h"
 #include "sf_stripe_codec.h"
 #include "subfile_index.h"
+#include "md_echo.h"
 #include "wbehind.h"
 
 /* f->wb_coll: the last collective call, for collective rewrites (io_write). */
@@ -183,11 +184,14 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                  (unsigned long long)t->wb_calls, (unsigned long long)t->wb_bytes,
                  (unsigned long long)t->wb_read_bytes, (unsigned long long)t->wb_flushes,
                  (unsigned long long)t->wb_coll_kept, (unsigned long long)t->wb_coll_read);
+    char echo[40] = "";
+    if (t->md_echoes)
+        snprintf(echo, sizeof echo, " md_echoes=%llu", (unsigned long long)t->md_echoes);
     return snprintf(buf, len,
                     "tagg: file=%s driver=tagg layout=%s backend=%s ranks=%d "
                     "raw_write_bytes=%llu raw_write_calls=%llu raw_read_bytes=%llu raw_read_calls=%llu "
                     "md_write_bytes=%llu md_read_bytes=%llu coll_write_calls=%llu coll_read_calls=%llu "
-                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s%s%s%s%s%s%s",
+                    "write_extents=%llu read_extents=%llu aggr_write_calls=%llu aggr_read_calls=%llu%s%s%s%s%s%s%s%s%s",
                     slash ? slash + 1 : f->path, tagg_layout_names[f->cfg.layout], f->ops->name, f->size,
                     (unsigned long long)t->bytes[TAGG_WRITE][TAGG_RAW], (unsigned long long)t->calls[TAGG_WRITE][TAGG_RAW],
                     (unsigned long long)t->bytes[TAGG_READ][TAGG_RAW], (unsigned long long)t->calls[TAGG_READ][TAGG_RAW],
@@ -195,7 +199,7 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                     (unsigned long long)t->coll_calls[TAGG_WRITE], (unsigned long long)t->coll_calls[TAGG_READ],
                     (unsigned long long)t->extents[TAGG_WRITE], (unsigned long long)t->extents[TAGG_READ],
                     (unsigned long long)t->aggr_calls[TAGG_WRITE], (unsigned long long)t->aggr_calls[TAGG_READ], nvr,
-                    comp, extra, async, wb, sf, dio, fio);
+                    comp, extra, async, wb, sf, dio, fio, echo);
 }
 
 unsigned tagg_file_fs_view(tagg_file_t *f)
@@ -214,6 +218,7 @@ static void file_free(tagg_file_t *f)
     if (f->info != MPI_INFO_NULL)
         MPI_Info_free(&f->info);
     tagg_wb_free(f->wb);
+    free(f->echo);
     tagg_config_clear(&f->cfg);
     free(f->seen_text);
     if (f->seen_fd >= 0)
@@ -554,6 +559,8 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size)
             return -1;
     }
     if (cur != size) {
+        if (f->echo)
+            tagg_md_echo_forget(f->echo);
         int rc = f->store_ops->set_size(f, size);
         if (tagg_agree(f->comm, rc, "setting the file size") < 0)
             return -1;
@@ -733,10 +740,42 @@ static int io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool co
     return tagg_io_exec(f, x, kind, collective, TAGG_WRITE, wrc);
 }
 
+/* Metadata echoes (md_echo.h): in a file of one process, a metadata write
+ * that repeats what it wrote there is left out; every write updates what is
+ * remembered, before it is made (the layers below may reorder x), and a
+ * failed write forgets everything. Not in atomic or asynchronous mode, and
+ * not for files of several ranks: HDF5's default metadata write strategy
+ * (distributed) lets any rank write an entry at a sync point, so bytes this
+ * rank wrote may have been replaced by another rank's, and an entry changed
+ * back to what this rank once wrote would be lost. */
+static int echo_skip(tagg_file_t *f, const tagg_extents_t *x, tagg_kind_t kind, bool collective)
+{
+    if (f->size != 1)
+        return 0;
+    int independent_md = kind == TAGG_META && !collective && !f->atomic && !f->async;
+    if (independent_md && !f->echo && (f->echo = malloc(sizeof *f->echo)) != NULL)
+        tagg_md_echo_init(f->echo);
+    if (!f->echo)
+        return 0;
+    if (independent_md && tagg_md_echo_repeats(f->echo, x)) {
+        f->stats.md_echoes++;
+        return 1;
+    }
+    if (collective)
+        tagg_md_echo_forget(f->echo);
+    else
+        tagg_md_echo_wrote(f->echo, x, independent_md);
+    return 0;
+}
+
 int tagg_io_write(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool collective)
 {
+    if (echo_skip(f, x, kind, collective))
+        return 0;
     uint64_t end = extents_end(x);
     int      rc  = io_write(f, x, kind, collective);
+    if (rc < 0 && f->echo)
+        tagg_md_echo_forget(f->echo);
     /* The file's size at the next set_size: only what was written (a failed
      * write may have left the file shorter; a staged write that fails later
      * fails the drain before set_size). */

@@ -54,6 +54,8 @@ typedef struct tagg_stats {
     /* direct_io (dio.h): bytes moved with O_DIRECT, [0] read, [1] written; of them, through
      * the bounce buffer (the memory not aligned as the file offset) [2] read, [3] written */
     uint64_t dio_bytes[4];
+    /* independent metadata writes left out: the same bytes this rank had written there (md_echo.h) */
+    uint64_t md_echoes;
     /* layout=shared, backend=tapioca: the ranks' own handles of the file (file_io),
      * [0] POSIX descriptors, [1] MPI-IO handles, [2] the POSIX descriptors opened
      * early (tagg_store_shared_early_fd: while rank 0 looks at the path) */
@@ -96,6 +98,7 @@ struct tagg_file {
     tagg_stats_t              stats;
     tagg_async_t             *async;          /* asynchronous mode, NULL when synchronous */
     struct tagg_wb           *wb;             /* write-behind (wbehind.h), NULL when off */
+    struct tagg_md_echo      *echo;           /* metadata echoes (md_echo.h), NULL until the first write */
     int                       wb_coll;         /* the last collective call, for collective rewrites
                                                 * (file.c; the same on every rank) */
     int                       async_fallback;  /* async=1 asked for, MPI lacks MPI_THREAD_MULTIPLE */

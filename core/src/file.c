@@ -5,10 +5,10 @@
 #include "h5ctx.h"
 #include "fs_kind.h"
 #include "io.h"
+#include "md_echo.h"
 #include "mpi_wait.h"
 #include "sf_stripe_codec.h"
 #include "subfile_index.h"
-#include "md_echo.h"
 #include "wbehind.h"
 
 /* f->wb_coll: the last collective call, for collective rewrites (io_write). */

@@ -210,9 +210,8 @@ static void damage_msg(tagg_file_t *f, uint64_t nbad, uint64_t bad, uint64_t nsu
 /* Collective, writers only: the subfile sizes (in a new file without
  * compression, the largest of the sizes the ranks know from their writes and
  * the last size set: no request to the file system; else stat by their
- * keepers), the
- * per-stripe checksums (the ranks' notes, dirty stripes read back by their
- * keepers), then rank 0 writes the final index. Every rank ends with the final
+ * keepers), the per-stripe checksums (the ranks' notes, dirty stripes read
+ * back by their keepers), then rank 0 writes the final index. Every rank ends with the final
  * index in s->ix when drain needs it. */
 int tagg_sub_write_index(tagg_file_t *f, int want_final)
 {

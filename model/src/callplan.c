@@ -261,12 +261,18 @@ static int measured_together(const tagg_call_in_t *in) {
   return in->fs && in->fs->n > 0 && in->fs->ranks >= 2 && in->tiers && in->tiers->target >= 0;
 }
 
+/* What the fs->ranks streams of a node got together at the largest size
+ * (each line's rate is one stream's share; one stream when ranks= is absent). */
+static double node_rate(const tagg_fs_perf_t *fs) {
+  return fs->bandwidth[fs->n - 1] * (fs->ranks > 1 ? fs->ranks : 1);
+}
+
 static double lone_stream_rate(const tagg_call_in_t *in) {
   const tagg_fs_perf_t *fs = in->fs;
   if (!in->tiers || in->tiers->target < 0) return 0;
   double alone = in->read ? (fs ? fs->alone : 0) : in->tiers->tier[in->tiers->target].bandwidth;
   if (!measured_together(in)) return !in->read && in->serial_writes && alone > 0 ? alone : 0;
-  double together = (double)fs->ranks * fs->bandwidth[fs->n - 1];
+  double together = node_rate(fs);
   if (!(alone > 0 && together < 1.05 * alone)) return 0;
   /* A reader alone was measured as the node's readers together were (the same
    * file and requests, caches dropped): its rate is what it gets. A writer
@@ -287,9 +293,7 @@ static double lone_stream_rate(const tagg_call_in_t *in) {
 static double target_floor(const tagg_call_in_t *in, uint64_t total) {
   double bw = in->tiers->tier[in->tiers->target].bandwidth;
   if (in->read && in->fs && in->fs->read && in->fs->n > 0 && in->topo) {
-    const tagg_fs_perf_t *fs = in->fs;
-    double node = fs->bandwidth[fs->n - 1] * (fs->ranks > 1 ? fs->ranks : 1);
-    if (fs->alone > node) node = fs->alone;
+    double node = node_rate(in->fs) > in->fs->alone ? node_rate(in->fs) : in->fs->alone;
     int nn = tagg_topology_nnodes(in->topo);
     bw = node * (nn > 0 ? nn : 1);
   }

@@ -372,6 +372,19 @@ static int evict(int fd, const char **how)
     return posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0 ? 0 : -1;
 }
 
+/* Every rank of the node: rank 0 empties the caches (evict), the others drop
+ * their own cached pages of the file; 0, or -1 on every rank. */
+static int empty_caches(reqrun_t *q, const char **how)
+{
+    int rc = 0;
+    if (q->me == 0 && evict(q->fd, how) < 0)
+        rc = -1;
+    if (q->me != 0) /* this rank's own cached pages of the file */
+        posix_fadvise(q->fd, 0, 0, POSIX_FADV_DONTNEED);
+    MPI_Bcast(&rc, 1, MPI_INT, 0, q->comm);
+    return rc;
+}
+
 static int measure_read_requests(const opts_t *o, MPI_Comm node, double *lat, double *bw, double *alone,
                                  const char **how, char *why, size_t wlen)
 {
@@ -389,23 +402,12 @@ static int measure_read_requests(const opts_t *o, MPI_Comm node, double *lat, do
             rc = -1;
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, node);
-    for (int k = 0; k < NSIZES && rc == 0; k++) {
-        if (q.me == 0 && evict(q.fd, how) < 0)
-            rc = -1;
-        if (q.me != 0) /* this rank's own cached pages of the file */
-            posix_fadvise(q.fd, 0, 0, POSIX_FADV_DONTNEED);
-        MPI_Bcast(&rc, 1, MPI_INT, 0, node);
-        if (rc == 0)
+    for (int k = 0; k < NSIZES && rc == 0; k++)
+        if ((rc = empty_caches(&q, how)) == 0)
             t[k] = requests_time(&q, req_sizes[k], 0, &rc);
-    }
     *alone = 0;
-    if (rc == 0) { /* one reader alone, caches emptied as above */
-        if (q.me == 0 && evict(q.fd, how) < 0)
-            rc = -1;
-        if (q.me != 0)
-            posix_fadvise(q.fd, 0, 0, POSIX_FADV_DONTNEED);
-        MPI_Bcast(&rc, 1, MPI_INT, 0, node);
-        if (rc == 0 && q.me == 0) {
+    if (rc == 0 && (rc = empty_caches(&q, how)) == 0) { /* one reader alone */
+        if (q.me == 0) {
             size_t s  = req_sizes[NSIZES - 1];
             double t0 = now();
             for (size_t off = 0; off + s <= q.total && rc == 0; off += s)

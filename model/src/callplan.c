@@ -391,12 +391,21 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
     c->lo = dlo, span = hi - dlo;
     tagg_partition_range(span, 1, unit, &c->dsize, &c->ndom);
   }
-  /* rounds: one slot of nbuf buffers when a domain fits them all (no pipeline, one synchronisation) */
-  c->round = c->dsize <= (uint64_t)in->nbuf * in->bufsize ? c->dsize : in->bufsize;
-  c->nrounds = (int)((c->dsize + c->round - 1) / c->round);
+  /* rounds: one slot of nbuf buffers when a domain (or the data) fits them
+   * all (no pipeline, one synchronisation). An aggregator holds at most a
+   * whole domain, and a single domain no more than the data: its size is
+   * rounded up to the unit (a 4 MiB stripe of layout=subfiles), its rounds
+   * and requests are not. Until session 26 the 137 KiB of a small 1D write
+   * were priced as one 4 MiB request in a subfiled file (1 MiB in a shared
+   * one), which sent the subfiled file's write direct where the shared
+   * file's aggregated, and with smaller buffers the loop ran rounds past the
+   * data's end, each with its synchronisation. */
+  uint64_t ext = c->ndom == 1 && hi - c->lo < c->dsize ? hi - c->lo : c->dsize;
+  c->round = c->dsize <= fit ? c->dsize : ext <= fit ? ext : in->bufsize;
+  c->nrounds = (int)((ext + c->round - 1) / c->round);
 
   /* aggregate or not (GLEAN, seed 003): the model's cost of each choice */
-  uint64_t req = c->round < c->dsize ? c->round : c->dsize;
+  uint64_t req = c->round < ext ? c->round : ext;
   double sync = in->sync_cost > 0 ? in->sync_cost : 50e-6 * (1 + log2((double)P));
   double t_fs = target_floor(in, total);
   if (!in->read && in->one_file && in->serial_writes && !measured_together(in) && in->topo)

@@ -370,6 +370,48 @@ static void test_readers_per_node(void **state) {
 /* A client known to serialise a file's writes (serial_writes: FUSE), no
  * calibration of writers together: one aggregator per node for writes into
  * one file, and a node's direct writes cost the sum of its ranks'. */
+/* A single domain's rounds and requests cover the data, not the unit it is
+ * rounded up to. tagg-bench's random 1D write (2 ranks, 137,422 bytes from
+ * 2048 to 139,470): in a subfiled file (4 MiB stripes) it was priced as one
+ * 4 MiB request, in a shared file (1 MiB blocks) as one 1 MiB request, so
+ * the two layouts chose differently on the GlusterFS testbed (FUSE: serial
+ * writes); now both price one request of 137,422 bytes and agree. With 2 x 1
+ * MiB buffers the 4 MiB domain took 4 rounds (3 past the data), now 1. */
+static void test_rounds_cover_data(void **state) {
+  (void)state;
+  fx_t fx;
+  fx_init(&fx, 2, 2);
+  fx.in.one_file = 1, fx.in.serial_writes = 1;
+  row(&fx, 0, 2048, 1, 51172, 0);
+  row(&fx, 1, 2048 + 51172, 1, 86250, 0);
+  tagg_call_plan_t blocks = plan_ok(&fx); /* shared: 1 MiB unit */
+  fx.in.unit = 4 * MiB;                   /* subfiles: 4 MiB stripes */
+  tagg_call_plan_t stripes = plan_ok(&fx);
+  assert_int_equal(blocks.action, TAGG_CALL_AGGREGATE);
+  assert_int_equal(stripes.action, blocks.action);
+  assert_true(stripes.cost_aggr == blocks.cost_aggr);
+  assert_int_equal(stripes.lo, 2048);
+  assert_int_equal(stripes.dsize, 4 * MiB);
+  assert_int_equal(stripes.nrounds, 1);
+  tagg_call_plan_free(&blocks);
+  tagg_call_plan_free(&stripes);
+  fx.in.bufsize = 1 * MiB; /* the domain (4 MiB) no longer fits 2 x 1 MiB; the data does */
+  tagg_call_plan_t small = plan_ok(&fx);
+  assert_int_equal(small.action, TAGG_CALL_AGGREGATE);
+  assert_int_equal(small.nrounds, 1);
+  assert_int_equal(small.round, 137422);
+  tagg_call_plan_free(&small);
+  /* 3 MiB of data from 2048, 2 x 1 MiB buffers: 3 rounds of 1 MiB (the 4 MiB domain took 4) */
+  row(&fx, 0, 2048, 1, 1536 * KiB, 0);
+  row(&fx, 1, 2048 + 1536 * KiB, 1, 1536 * KiB, 0);
+  fx.in.naggr = 1;
+  small = plan_ok(&fx);
+  assert_int_equal(small.round, 1 * MiB);
+  assert_int_equal(small.nrounds, 3);
+  tagg_call_plan_free(&small);
+  fx_free(&fx);
+}
+
 /* dio_block: a single domain of data after HDF5's 2 KiB header starts at the
  * data's first whole block (rounds are whole blocks in the file and the
  * buffers), unless that costs the one round the data alone fits. Worked out:
@@ -724,6 +766,7 @@ int main(void) {
       cmocka_unit_test(test_decision_basics), cmocka_unit_test(test_decision_by_cost),
       cmocka_unit_test(test_fs_request_time), cmocka_unit_test(test_writers_per_node),
       cmocka_unit_test(test_readers_per_node), cmocka_unit_test(test_serial_writes), cmocka_unit_test(test_dio_block),
+      cmocka_unit_test(test_rounds_cover_data),
       cmocka_unit_test(test_partition),
       cmocka_unit_test(test_election),        cmocka_unit_test(test_owner_constraint),
       cmocka_unit_test(test_same_shape),      cmocka_unit_test(test_coverage),

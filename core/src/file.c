@@ -161,13 +161,13 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
                  (unsigned long long)t->staged_bytes, (unsigned long long)t->staged_calls,
                  (unsigned long long)t->stalls, (unsigned long long)t->oversize, (unsigned long long)t->drains,
                  (unsigned long long)t->bg_failures);
-    char sf[96] = "";
+    char sf[128] = "";
     if (f->store_ops == stores[TAGG_LAYOUT_SUBFILES] && (f->flags & TAGG_OPEN_RDWR))
         snprintf(sf, sizeof sf, " sf_composed=%llu sf_reread=%llu sf_pre_read=%llu", (unsigned long long)t->sf_composed,
                  (unsigned long long)t->sf_reread, (unsigned long long)t->sf_pre_read);
     else if (f->store_ops == stores[TAGG_LAYOUT_SUBFILES])
-        snprintf(sf, sizeof sf, " sf_verified=%llu sf_from_copy=%llu", (unsigned long long)t->sf_verified,
-                 (unsigned long long)t->sf_from_copy);
+        snprintf(sf, sizeof sf, " sf_verified=%llu sf_from_copy=%llu sf_shared=%llu", (unsigned long long)t->sf_verified,
+                 (unsigned long long)t->sf_from_copy, (unsigned long long)t->sf_shared);
     char dio[128] = "";
     if (f->cfg.direct_io != TAGG_DIO_MODE_OFF && f->cfg.backend != TAGG_BACKEND_MPIIO)
         snprintf(dio, sizeof dio, " dio_read_bytes=%llu dio_write_bytes=%llu dio_bounced_bytes=%llu",

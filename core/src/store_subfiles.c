@@ -537,6 +537,11 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     if (s->writable && f->rank == 0) /* our own "state open" from now to close */
         held_note(made, 1, &s->hdev, &s->hino), s->held = s->hino != 0;
     f->store = s;
+    if (tagg_sub_share_first(f) < 0) { /* the broadcast failed: MPI is broken on every rank */
+        f->store = NULL;
+        sub_free(s);
+        return -1;
+    }
     return 0;
 }
 

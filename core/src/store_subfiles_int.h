@@ -123,6 +123,13 @@ int tagg_sub_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf);
 /* The descriptor of subfile k (opened on first use; off: the address, for the
  * message of a refused node-local access). -1 with an error pushed. */
 int tagg_sub_fd_of(tagg_file_t *f, uint32_t k, uint64_t off);
+/* Read-only opens that verify (collective, at open): rank 0 reads stripe 0
+ * whole, checks it, and broadcasts it; every rank keeps it as a checked copy,
+ * so that HDF5's superblock read on every rank costs one read of the stripe
+ * in all, not one per rank. Nothing shared (an error stays for the read
+ * that meets it) when rank 0's read or check fails or a rank has no memory.
+ * 0, or -1 on every rank when the broadcast itself failed. */
+int tagg_sub_share_first(tagg_file_t *f);
 /* One stripe of memory for checks and read-backs (s->vbuf), allocated on first use. */
 char *tagg_sub_vbuf(sub_t *s);
 /* direct_io: the data subfiles' direct paths (dio.h), when the configuration

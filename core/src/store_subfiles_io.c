@@ -11,6 +11,7 @@
 #include "crc_shift.h"
 #include "sf_path.h"
 #include "fault.h"
+#include "mpi_wait.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -252,6 +253,46 @@ static struct sub_copy *copy_take(sub_t *s)
     return c->buf ? c : NULL;
 }
 
+/* verify: reads stripe j of space sp (slen bytes from base in fd, k's
+ * subfile) whole into a copy slot, directly (O_DIRECT, dio.h) when `direct`,
+ * and checks it against the index: the copy, noted as checked, or NULL with
+ * an error pushed (read failed, checksum mismatch, no memory). */
+static struct sub_copy *check_into_copy(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, uint64_t base,
+                                        uint64_t slen, uint64_t limit, int direct, const char *name)
+{
+    sub_t           *s   = sub_of(f);
+    uint64_t         key = 2 * j + (uint64_t)sp, got;
+    struct sub_copy *c   = copy_take(s);
+    if (!c)
+        return NULL;
+    if (sub_rw(s, k, fd, 0, base, slen, c->buf, limit, direct) < 0) {
+        TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
+        return NULL;
+    }
+    const tagg_sf_stripe_t *st  = sp ? s->ix.mst : s->ix.st;
+    uint64_t                nst = sp ? s->ix.nmst : s->ix.nst;
+    if (!tagg_sf_stripe_ok(st, nst, j, c->buf, (size_t)slen, &got)) {
+        const tagg_sf_stripe_t *r = tagg_sf_stripe_find(st, nst, j);
+        char                    what[40];
+        if (sp)
+            snprintf(what, sizeof what, "metadata file");
+        else
+            snprintf(what, sizeof what, "subfile %u", (unsigned)k);
+        TAGG_ERR(TAGG_E_IO,
+                 "CHECKSUM MISMATCH %s '%s', stripe %llu (its bytes %llu..%llu): crc64 %016llx, the index "
+                 "records %s%016llx (the file was changed or damaged after it was written; see tagg-fuse --check; "
+                 "verify=0 skips the check)",
+                 what, name, (unsigned long long)j, (unsigned long long)base, (unsigned long long)(base + slen - 1),
+                 (unsigned long long)got, r ? "crc64 " : "a hole (zeros), not ", (unsigned long long)(r ? r->crc : got));
+        return NULL;
+    }
+    if (tagg_notes_put(&s->checked, key, NOTE_VERIFIED, 0) < 0)
+        return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), NULL;
+    c->key = key + 1;
+    f->stats.sf_verified++;
+    return c;
+}
+
 /* A read of a read-only open: n bytes at local in fd, stripe j of space sp
  * (0 data, 1 metadata file), never past the recorded size; verified the first
  * time this rank reads the stripe. */
@@ -282,42 +323,16 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
          * among the last ones checked (HDF5 reads a compound's records once
          * per member, every member across the same stripes) */
         uint64_t         key = 2 * j + (uint64_t)sp, slen = tagg_sf_stripe_len(s->ix.logical_size, S, j);
-        uint64_t         base = sp ? j * S : local - local % S, got;
+        uint64_t         base = sp ? j * S : local - local % S;
         struct sub_copy *c = slen ? copy_find(s, key) : NULL;
         if (slen && !c && !tagg_notes_get(&s->checked, key)) {
-            if (!(c = copy_take(s)))
-                return -1;
             /* directly only when this read wants the whole stripe: a stripe
              * read in part is likely read by other ranks of the node for the
              * rest, and buffered, the page cache serves them after the first
              * (GlusterFS testbed, subfiles, direct against buffered: S3D 32^3
              * 117 against 174 MiB/s, the workflow's HACC 215 against 299) */
-            if (sub_rw(s, k, fd, 0, base, slen, c->buf, limit, local == base && n >= slen) < 0) {
-                TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
+            if (!(c = check_into_copy(f, fd, k, sp, j, base, slen, limit, local == base && n >= slen, name)))
                 return -1;
-            }
-            const tagg_sf_stripe_t *st = sp ? s->ix.mst : s->ix.st;
-            uint64_t                nst = sp ? s->ix.nmst : s->ix.nst;
-            if (!tagg_sf_stripe_ok(st, nst, j, c->buf, (size_t)slen, &got)) {
-                const tagg_sf_stripe_t *r = tagg_sf_stripe_find(st, nst, j);
-                char                    what[40];
-                if (sp)
-                    snprintf(what, sizeof what, "metadata file");
-                else
-                    snprintf(what, sizeof what, "subfile %u", (unsigned)k);
-                TAGG_ERR(TAGG_E_IO,
-                         "CHECKSUM MISMATCH %s '%s', stripe %llu (its bytes %llu..%llu): crc64 %016llx, the index "
-                         "records %s%016llx (the file was changed or damaged after it was written; see tagg-fuse --check; "
-                         "verify=0 skips the check)",
-                         what, name, (unsigned long long)j, (unsigned long long)base,
-                         (unsigned long long)(base + slen - 1), (unsigned long long)got, r ? "crc64 " : "a hole (zeros), not ",
-                         (unsigned long long)(r ? r->crc : got));
-                return -1;
-            }
-            if (tagg_notes_put(&s->checked, key, NOTE_VERIFIED, 0) < 0)
-                return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
-            c->key = key + 1;
-            f->stats.sf_verified++;
         }
         else if (c)
             f->stats.sf_from_copy++;
@@ -512,6 +527,56 @@ static int fresh_delta(tagg_file_t *f, int fd, uint64_t key, uint64_t at, uint64
         free(old);
     }
     *delta = tagg_crc_delta(before, crc, at, n, s->ix.stripe);
+    return 0;
+}
+
+/* Stripes larger than this are not shared at open (one broadcast of at most
+ * this many bytes; the copy slots hold TAGG_SUB_COPY_BYTES). */
+#define SHARE_MAX ((uint64_t)64 << 20)
+
+int tagg_sub_share_first(tagg_file_t *f)
+{
+    sub_t   *s    = sub_of(f);
+    uint64_t S    = s->ix.stripe, slen = tagg_sf_stripe_len(s->ix.logical_size, S, 0);
+    /* the same on every rank: the index (rank 0's) and the configuration */
+    if (!s->verify || s->ix.version < TAGG_SF_VERSION_3 || s->ix.nvr || f->size < 2 || !slen || S > SHARE_MAX ||
+        S > TAGG_SUB_COPY_BYTES || tagg_sub_zmay(s, 0))
+        return 0;
+    struct sub_copy *c  = NULL;
+    int              ok = 1, all = 0;
+    pthread_mutex_lock(&s->mu);
+    if (f->rank == 0) {
+        /* errors are the business of the read that meets them (the same
+         * message then, on the rank that reads): collected here, dropped */
+        tagg_err_sink_t sink;
+        tagg_err_capture(&sink);
+        int fd = tagg_sub_fd_of(f, 0, 0);
+        uint64_t limit = s->limit ? s->ix.sub[0].size : UINT64_MAX;
+        c  = fd >= 0 ? check_into_copy(f, fd, 0, 0, 0, 0, slen, limit, 1, s->paths[0]) : NULL;
+        ok = c != NULL;
+        tagg_err_capture(NULL);
+    }
+    else if (!copy_find(s, 0) && !tagg_notes_get(&s->checked, 0)) {
+        tagg_err_sink_t sink; /* no memory for a slot: this rank reads it itself later */
+        tagg_err_capture(&sink);
+        ok = (c = copy_take(s)) != NULL;
+        tagg_err_capture(NULL);
+    }
+    else
+        ok = 0;
+    int code = tagg_mpi_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
+    if (code == MPI_SUCCESS && all)
+        code = tagg_mpi_bcast(c->buf, (int)slen, MPI_BYTE, 0, f->comm);
+    if (code == MPI_SUCCESS && all && f->rank != 0) {
+        if (tagg_notes_put(&s->checked, 0, NOTE_VERIFIED, 0) == 0)
+            c->key = 1, c->used = ++s->vclock;
+        f->stats.sf_shared++;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Bcast (the first stripe)", code);
+        return -1;
+    }
     return 0;
 }
 

@@ -141,9 +141,11 @@ static void flip(const char *path, int k, uint64_t at);
 
 /* A read-only open read in small pieces, each stripe's in order, each piece
  * twice, then each stripe's first piece again from the last stripe back:
- * every rank checks each stripe once (sf_verified = ranks x stripes) and
- * serves the stripe's other reads, and the revisits of the last 16 stripes it
- * checked, from its verified copies (sf_from_copy);
+ * every rank checks each stripe once and serves the stripe's other reads,
+ * and the revisits of the last 16 stripes it checked, from its verified
+ * copies (sf_from_copy), except stripe 0, which rank 0 checks at open and
+ * broadcasts (sf_shared = ranks - 1; sf_verified = ranks x stripes - that;
+ * every rank's first read of stripe 0 comes from the copy too);
  * a byte changed in the subfile after the stripe was checked is not seen by
  * the reads the copy serves (they return verified bytes only). */
 static void pieces_case(const char *dir, const char *path)
@@ -179,13 +181,16 @@ static void pieces_case(const char *dir, const char *path)
     flip(path, 1, S + S / 2 + 5);
     snprintf(what, sizeof what, "pieces: every piece read equals the image, the byte changed after its stripe was checked included");
     check(!bad && rc == 0, what);
-    long v[2] = {-1, -1};
+    long v[3] = {-1, -1, -1};
     if (rank == 0)
-        v[0] = summary_field(sum, "sf_verified="), v[1] = summary_field(sum, "sf_from_copy="), unlink(sum);
-    MPI_Bcast(v, 2, MPI_LONG, 0, MPI_COMM_WORLD);
-    snprintf(what, sizeof what, "pieces: sf_verified=%ld sf_from_copy=%ld (want %llu and %llu)", v[0], v[1],
-             (unsigned long long)(nst * (uint64_t)nranks), (unsigned long long)((reads - nst + kept) * (uint64_t)nranks));
-    check(v[0] == (long)(nst * (uint64_t)nranks) && v[1] == (long)((reads - nst + kept) * (uint64_t)nranks), what);
+        v[0] = summary_field(sum, "sf_verified="), v[1] = summary_field(sum, "sf_from_copy="),
+        v[2] = summary_field(sum, "sf_shared="), unlink(sum);
+    MPI_Bcast(v, 3, MPI_LONG, 0, MPI_COMM_WORLD);
+    uint64_t shared = (uint64_t)nranks - 1, want_v = nst * (uint64_t)nranks - shared;
+    uint64_t want_c = (reads - nst + kept + 1) * (uint64_t)nranks; /* stripe 0's first reads too */
+    snprintf(what, sizeof what, "pieces: sf_verified=%ld sf_from_copy=%ld sf_shared=%ld (want %llu, %llu and %llu)", v[0],
+             v[1], v[2], (unsigned long long)want_v, (unsigned long long)want_c, (unsigned long long)shared);
+    check(v[0] == (long)want_v && v[1] == (long)want_c && v[2] == (long)shared, what);
 }
 
 /* Flips one byte of subfile k at local offset at (rank 0), back when undo. */

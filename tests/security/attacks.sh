@@ -137,6 +137,12 @@ grep -q "WRONG DATA" o.out && bad "6: wrong data returned" || ok "6: no wrong da
 h5 o.out "verify=0" read x.h5 4096; grep -q "WRONG DATA" o.out && ok "6: with verify=0 the damage goes through (the check is what stops it)" \
   || bad "6: verify=0 did not show the damage: $(tail -3 o.out)"
 tool "6: tagg-fuse --check" "CHECKSUM MISMATCH subfile 0 .*stripe 2" "$fuse" --check x.h5
+# stripe 0, which rank 0 checks at a read-only open and broadcasts: damaged, nothing is shared, and every
+# rank's first read of it (HDF5's superblock) fails as any other stripe's does
+h5 o.out "$SF" write y.h5 4096 >/dev/null
+printf '\x55' | dd of=y.h5.tagg.0of2 bs=1 seek=3000 conv=notrunc status=none
+h5 o.out "" read y.h5 4096; refused "6: one flipped byte in stripe 0" o.out $? "CHECKSUM MISMATCH subfile 0 '.*y.h5.tagg.0of2', stripe 0 \(its bytes 0..4095\)"
+grep -q "WRONG DATA" o.out && bad "6: wrong data returned (stripe 0)" || ok "6: no wrong data returned (stripe 0)"
 tool "6: tagg-fuse IN OUT" "CHECKSUM MISMATCH subfile 0" "$fuse" x.h5 fused.h5
 [ -e fused.h5 ] && bad "6: fused output of damaged input left" || ok "6: no fused output of damaged input"
 h5 o.out "$SF" write x.h5 4096 >/dev/null

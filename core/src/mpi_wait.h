@@ -21,6 +21,9 @@ int tagg_mpi_alltoallv(const void *in, const int *sc, const int *sd, MPI_Datatyp
                        const int *rd, MPI_Datatype u, MPI_Comm comm);
 int tagg_mpi_bcast(void *buf, int n, MPI_Datatype t, int root, MPI_Comm comm);
 int tagg_mpi_barrier(MPI_Comm comm);
+/* MPI_Bcast of a large buffer: the same without the sleeping phase (both
+ * sides take part in moving it; mpi_wait.c). */
+int tagg_mpi_bcast_bulk(void *buf, int n, MPI_Datatype t, int root, MPI_Comm comm);
 int tagg_mpi_gather(const void *in, int n, MPI_Datatype t, void *out, int m, MPI_Datatype u, int root, MPI_Comm comm);
 int tagg_mpi_gatherv(const void *in, int n, MPI_Datatype t, void *out, const int *rc, const int *rd, MPI_Datatype u,
                      int root, MPI_Comm comm);

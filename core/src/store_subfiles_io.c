@@ -530,17 +530,13 @@ static int fresh_delta(tagg_file_t *f, int fd, uint64_t key, uint64_t at, uint64
     return 0;
 }
 
-/* Stripes larger than this are not shared at open (one broadcast of at most
- * this many bytes; the copy slots hold TAGG_SUB_COPY_BYTES). */
-#define SHARE_MAX ((uint64_t)64 << 20)
-
 int tagg_sub_share_first(tagg_file_t *f)
 {
     sub_t   *s    = sub_of(f);
     uint64_t S    = s->ix.stripe, slen = tagg_sf_stripe_len(s->ix.logical_size, S, 0);
     /* the same on every rank: the index (rank 0's) and the configuration */
-    if (!s->verify || s->ix.version < TAGG_SF_VERSION_3 || s->ix.nvr || f->size < 2 || !slen || S > SHARE_MAX ||
-        S > TAGG_SUB_COPY_BYTES || tagg_sub_zmay(s, 0))
+    if (!s->verify || s->ix.version < TAGG_SF_VERSION_3 || s->ix.nvr || f->size < 2 || !slen ||
+        S > TAGG_SUB_COPY_BYTES || tagg_sub_zmay(s, 0)) /* a stripe the copies hold, one broadcast's count */
         return 0;
     struct sub_copy *c  = NULL;
     int              ok = 1, all = 0;
@@ -566,7 +562,7 @@ int tagg_sub_share_first(tagg_file_t *f)
         ok = 0;
     int code = tagg_mpi_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
     if (code == MPI_SUCCESS && all)
-        code = tagg_mpi_bcast(c->buf, (int)slen, MPI_BYTE, 0, f->comm);
+        code = tagg_mpi_bcast_bulk(c->buf, (int)slen, MPI_BYTE, 0, f->comm);
     if (code == MPI_SUCCESS && all && f->rank != 0) {
         if (tagg_notes_put(&s->checked, 0, NOTE_VERIFIED, 0) == 0)
             c->key = 1, c->used = ++s->vclock;

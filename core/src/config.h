@@ -191,7 +191,8 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "node-local copies are then removed. none = they stay for the job (`tagg-fuse --drain` later)")       \
     X(verify, BOOL, int, NULL, "1", 0, 1, NULL,                                                          \
       "layout=subfiles: a read-only open checks each stripe against its CRC-64 in the index the first "    \
-      "time a rank reads it (the whole stored stripe is read for that); a mismatch is an error naming the " \
+      "time a rank reads it (the whole stored stripe is read for that; stripe 0 is read and checked once, " \
+      "by rank 0 at open, and broadcast); a mismatch is an error naming the "                                \
       "subfile and stripe. A read-write open checks rewritten and read stripes against the index at close, " \
       "and fails it on damage. 0 = no check: no CRC is compared, for compressed stripes neither (a "      \
       "malformed compressed block, whose header or codec data does not decode to a stripe, still fails "  \

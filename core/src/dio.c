@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "dio.h"
 
+#include "bufpool.h"
 #include "config.h"
 #include "error.h"
 #include "fs_kind.h"
@@ -57,43 +58,28 @@ void tagg_dio_fini(tagg_dio_t *d)
     pthread_mutex_destroy(&d->mu);
 }
 
-/* Bounce buffers, taken for one access and given back: the process keeps one
- * idle buffer for the next access of any file. A buffer allocated per file
- * was first touched by every file's first unaligned access: 1.5 ms of page
- * faults for 2.75 MiB on this machine, every file and rank (a rank's own
- * direct read of S3D 32^3 on the GlusterFS testbed takes 9-10 ms). Several
- * threads take several buffers; at most one stays. */
-static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static char           *pool;
-
+/* Bounce buffers, taken for one access and given back to the process's pool
+ * of large buffers (bufpool.h), not allocated per file: a buffer allocated
+ * per file was first touched by every file's first unaligned access, 1.5 ms
+ * of page faults for 2.75 MiB on this machine, every file and rank (a rank's
+ * own direct read of S3D 32^3 on the GlusterFS testbed takes 9-10 ms).
+ * Several threads take several buffers. */
 static char *bounce_get(uint64_t align)
 {
     char *b = NULL;
-    if (align <= TAGG_DIO_ALIGN) {
-        pthread_mutex_lock(&pool_mu);
-        b = pool, pool = NULL;
-        pthread_mutex_unlock(&pool_mu);
-    }
-    if (!b && posix_memalign((void **)&b, align > TAGG_DIO_ALIGN ? align : TAGG_DIO_ALIGN, TAGG_DIO_BOUNCE) != 0)
+    if (align <= TAGG_DIO_ALIGN)
+        return tagg_buf_get(TAGG_DIO_BOUNCE);
+    if (posix_memalign((void **)&b, align, TAGG_DIO_BOUNCE) != 0)
         b = NULL;
     return b;
 }
 
 static void bounce_put(char *b, uint64_t align)
 {
-    if (align <= TAGG_DIO_ALIGN) {
-        pthread_mutex_lock(&pool_mu);
-        if (!pool)
-            pool = b, b = NULL;
-        pthread_mutex_unlock(&pool_mu);
-    }
-    free(b);
-}
-
-__attribute__((destructor)) static void bounce_pool_free(void)
-{
-    free(pool);
-    pool = NULL;
+    if (align <= TAGG_DIO_ALIGN)
+        tagg_buf_put(b, TAGG_DIO_BOUNCE);
+    else
+        free(b);
 }
 
 /* The direct descriptor, opened on first use; -1 when the file stays buffered. */

@@ -23,8 +23,8 @@
  * direct access of a file, so buffered and direct accesses of one node see
  * each other's bytes; between nodes the file system's rules are unchanged.
  * Thread-safe: the open is under the mutex, each access takes its own bounce
- * buffer (one idle buffer is kept per process, not per file), the counters
- * are added to atomically. */
+ * buffer (idle ones are kept by the process for any file's next access:
+ * bufpool.h), the counters are added to atomically. */
 #ifndef TAGG_DIO_H
 #define TAGG_DIO_H
 

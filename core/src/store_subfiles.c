@@ -85,6 +85,7 @@
  * the compression hooks), store_subfiles_close.c the close's note merge and
  * final index, store_subfiles_nvr.c the node-local set-up and drain; the state
  * they share is in store_subfiles_int.h. */
+#include "bufpool.h"
 #include "error.h"
 #include "mpi_wait.h"
 #include "store.h"
@@ -170,14 +171,15 @@ static void sub_free(sub_t *s)
         close(s->meta_fd);
     if (s->ixfd.fd >= 0) /* a close that failed before the final index: it stays "state open" */
         close(s->ixfd.fd);
+    size_t S = (size_t)s->ix.stripe; /* the size of every stripe buffer of the open */
     tagg_sf_index_free(&s->ix);
     tagg_notes_free(&s->written);
     tagg_notes_free(&s->checked);
     tagg_sfz_free(&s->z), free(s->zbuf);
     tagg_sub_dio_free(s);
-    for (int i = 0; i < TAGG_SUB_COPIES; i++)
-        free(s->copy[i].buf);
-    free(s->vbuf);
+    for (int i = 0; i < TAGG_SUB_COPIES; i++) /* kept for the process's next files */
+        tagg_buf_put(s->copy[i].buf, S);
+    tagg_buf_put(s->vbuf, S);
     if (s->held)
         held_note(NULL, 0, &s->hdev, &s->hino);
     pthread_mutex_destroy(&s->mu);

@@ -6,6 +6,7 @@
  * take compressed stripes (sf_stripe_codec.h). Every write is noted in
  * s->written for the close (store_subfiles_close.c). */
 #define _GNU_SOURCE /* O_DIRECT */
+#include "bufpool.h"
 #include "error.h"
 #include "store_subfiles_int.h"
 #include "crc_shift.h"
@@ -54,13 +55,11 @@ static int meta_fd_of(tagg_file_t *f)
     return s->meta_fd;
 }
 
-/* One stripe of memory for checks and read-backs, allocated on first use;
+/* One stripe of memory for checks and read-backs, taken on first use (bufpool.h);
  * block-aligned, so that direct_io reads whole stripes into it. */
 char *tagg_sub_vbuf(sub_t *s)
 {
-    if (!s->vbuf && posix_memalign((void **)&s->vbuf, TAGG_DIO_ALIGN, (size_t)s->ix.stripe) != 0)
-        s->vbuf = NULL;
-    if (!s->vbuf)
+    if (!s->vbuf && !(s->vbuf = tagg_buf_get((size_t)s->ix.stripe)))
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (a stripe of %llu bytes for checksums)", (unsigned long long)s->ix.stripe);
     return s->vbuf;
 }
@@ -246,10 +245,8 @@ static struct sub_copy *copy_take(sub_t *s)
         if (!s->copy[i].key || s->copy[i].used < c->used)
             c = &s->copy[i];
     c->key = 0;
-    if (!c->buf && posix_memalign((void **)&c->buf, TAGG_DIO_ALIGN, (size_t)S) != 0) {
-        c->buf = NULL;
+    if (!c->buf && !(c->buf = tagg_buf_get((size_t)S))) /* pages a kept buffer has touched already */
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (a stripe of %llu bytes for checksums)", (unsigned long long)S);
-    }
     return c->buf ? c : NULL;
 }
 

@@ -29,6 +29,7 @@
  *             again, and more is written: the cut stripe is read back;
  *   fine      more interleaved pieces per stripe than a note keeps apart: read
  *             back (the kept spans over-cover, never under-cover). */
+#include "bufpool.h"
 #include "config.h"
 #include "error.h"
 #include "io.h"
@@ -191,6 +192,25 @@ static void pieces_case(const char *dir, const char *path)
     snprintf(what, sizeof what, "pieces: sf_verified=%ld sf_from_copy=%ld sf_shared=%ld (want %llu, %llu and %llu)", v[0],
              v[1], v[2], (unsigned long long)want_v, (unsigned long long)want_c, (unsigned long long)shared);
     check(v[0] == (long)want_v && v[1] == (long)want_c && v[2] == (long)shared, what);
+
+    /* the checked copies' buffers outlive the open in the process's pool
+     * (bufpool.h): a second read-only open that checks as many stripes as the
+     * pool keeps takes every copy from it, no new memory, no new page faults */
+    uint64_t           m = nst < TAGG_BUFPOOL_KEEP ? nst : TAGG_BUFPOOL_KEEP;
+    unsigned long long r0, m0, r1, m1;
+    tagg_buf_counts(&r0, &m0);
+    f   = open_file(path, cfgtext, 0, &cfg);
+    bad = 0;
+    for (uint64_t j = 0; j < m; j++)
+        bad |= read_piece(f, j * S, piece < image_size - j * S ? piece : image_size - j * S) != 1;
+    rc = tagg_file_close(f);
+    tagg_config_clear(&cfg);
+    tagg_buf_counts(&r1, &m1);
+    if (rank == 0)
+        unlink(sum);
+    snprintf(what, sizeof what, "pieces, again: %llu stripes read right, copies from the pool %llu (want %llu), new %llu (want 0)",
+             (unsigned long long)m, r1 - r0, (unsigned long long)m, m1 - m0);
+    check(!bad && rc == 0 && m1 == m0 && r1 - r0 == m, what);
 }
 
 /* Flips one byte of subfile k at local offset at (rank 0), back when undo. */

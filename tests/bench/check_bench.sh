@@ -4,6 +4,8 @@
 #   check_bench.sh NP WORKDIR --bad-option              bad options: exit 2 on all ranks, no hang
 #   check_bench.sh NP WORKDIR --rotation                 --rotate: the order of the runs in each
 #                                                        repetition and the CSV's position column
+#   check_bench.sh NP WORKDIR --redirect-env             HDF5_VOL_CONNECTOR / HDF5_DRIVER in the
+#                                                        environment do not reach the MPI-IO baselines
 # Every run adds a tagg variant with a bad configuration (tagg-bad), which must show
 # as unavailable while the others run. Checks: exit 0; one row per variant; every
 # variant in REQUIRED verified ("ok"); other variants "ok" or "unavailable: ...";
@@ -49,6 +51,26 @@ elif [ "${1:-}" = --rotation ]; then
   rc=$?
   [ $rc = 2 ] && grep -q -- "--rotate" rotbad.txt && ok "--rotate -1: exit 2 with message" \
     || { bad "--rotate -1: exit $rc"; cat rotbad.txt; }
+elif [ "${1:-}" = --redirect-env ]; then
+  # what `eval "$(scripts/tagg.sh env)"` leaves set would send every MPI-IO file
+  # through tagg: tagg's summary (TAGG_VERBOSE=1) must name only tagg variants' files
+  for var in "HDF5_VOL_CONNECTOR=tagg under_vol=0;under_info={}" "HDF5_DRIVER=tagg"; do
+    name=${var%%=*}
+    env "$var" TAGG_VERBOSE=1 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG "$np" ${PREFLAGS:-} "$BENCH" \
+      --kernel array1d --size 16K --reps 1 --variants mpiio-indep,mpiio-coll,tagg-shared --dir "$work" \
+      > env.out 2> env.err
+    rc=$?
+    [ $rc = 0 ] && ok "$name set: exit 0" || { bad "$name set: exit $rc"; tail -5 env.err; }
+    grep -q "^tagg: file=.*-mpiio-" env.out && bad "$name set: an MPI-IO variant's file went through tagg" \
+      || ok "$name set: no MPI-IO variant's file through tagg"
+    grep -q "^tagg: file=.*-tagg-shared" env.out && ok "$name set: tagg-shared through tagg" \
+      || bad "$name set: no tagg summary for tagg-shared"
+    grep -q "ignored from the environment: $name " env.out && ok "$name set: the header says it was ignored" \
+      || bad "$name set: the header does not name it"
+    for v in mpiio-indep mpiio-coll tagg-shared; do
+      grep -Eq "^$v .* ok$" env.out || bad "$name set: $v not verified"
+    done
+  done
 else
   run "$@" --reps 1 --dir "$work" --csv bench.csv --extra-tagg tagg-bad=layout=striped > out.txt 2> err.txt
   rc=$?

@@ -328,6 +328,27 @@ static const char *cache_text(bench_cache_t used, bench_cache_t asked, const cha
     return buf;
 }
 
+/* HDF5 reads these when it initialises: left set (after `eval "$(scripts/tagg.sh
+ * env)"`, say) they would send the MPI-IO baselines through tagg or another
+ * driver, and the table would compare tagg with itself. Every variant chooses
+ * its driver itself, so they go before the first HDF5 call, and the header
+ * says which were set. */
+static char redirects_dropped[256];
+
+static void drop_redirects(void)
+{
+    static const char *const names[] = {"HDF5_VOL_CONNECTOR", "HDF5_DRIVER", "HDF5_DRIVER_CONFIG"};
+    size_t                   at      = 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        if (!getenv(names[i]))
+            continue;
+        int w = snprintf(redirects_dropped + at, sizeof redirects_dropped - at, "%s%s", at ? ", " : "", names[i]);
+        if (w > 0 && (size_t)w < sizeof redirects_dropped - at)
+            at += (size_t)w;
+        unsetenv(names[i]);
+    }
+}
+
 static void report(const run_t *run, const result_t *res, int n)
 {
     const bench_opts_t *o = run->o;
@@ -341,6 +362,10 @@ static void report(const run_t *run, const result_t *res, int n)
            o->dir,
            (unsigned long long)run->total, sz);
     printf("tagg-bench: read cache: %s\n", cache_text(run->cache_used, o->read_cache, run->cache_note));
+    if (redirects_dropped[0])
+        printf("tagg-bench: ignored from the environment: %s (it would redirect the MPI-IO baselines; every variant "
+               "sets its own driver)\n",
+               redirects_dropped);
     /* The reference of the ratio columns: the better MPI-IO mode (by median),
      * for writes and reads separately. */
     stat_t      ref_w = {0, 0, 0}, ref_r = {0, 0, 0};
@@ -489,6 +514,7 @@ static void split_files(run_t *run, MPI_Comm *comm)
 int main(int argc, char **argv)
 {
     int provided, status = 0;
+    drop_redirects(); /* before HDF5 initialises (at its first call, after this) */
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     bench_opts_t o;
     run_t        run;

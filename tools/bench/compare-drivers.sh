@@ -128,6 +128,12 @@ OUT=${OUT:-$PWD/compare-$LABEL}
 mkdir -p "$OUT" || die "cannot create $OUT"
 OUT=$(cd "$OUT" && pwd)
 export HDF5_PLUGIN_PATH=$BUILD/plugins
+# HDF5 reads these at start-up: inherited (eval "$(scripts/tagg.sh env)"), they
+# would send the MPI-IO baselines through tagg. Each variant names its own driver.
+for v in HDF5_VOL_CONNECTOR HDF5_DRIVER HDF5_DRIVER_CONFIG; do
+  [ -z "${!v:-}" ] || echo "$(basename "$0"): $v ignored (it would redirect the MPI-IO baselines)" >&2
+  unset $v
+done
 MPIEXEC=${MPIEXEC:-mpiexec}
 if [ "$CASES" != all ]; then
   for c in ${CASES//,/ }; do case_list | grep -q "^$c|" || die "--cases: unknown case '$c' (see --list)"; done

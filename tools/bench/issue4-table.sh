@@ -9,6 +9,10 @@ set -euo pipefail
 BUILD=${1:?build directory}; OUT=${2:?output directory}; REPS=${3:-5}; H5BW=${4:-}
 mkdir -p "$OUT" "$OUT/files"
 export HDF5_PLUGIN_PATH=$BUILD/plugins
+for v in HDF5_VOL_CONNECTOR HDF5_DRIVER HDF5_DRIVER_CONFIG; do # inherited, they would redirect the MPI-IO baselines
+  [ -z "${!v:-}" ] || echo "issue4-table: $v ignored (it would redirect the MPI-IO baselines)" >&2
+  unset $v
+done
 bench() { # ranks name args...
   local np=$1 name=$2; shift 2
   echo "==> $name, $np ranks: tagg-bench $*"

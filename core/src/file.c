@@ -168,11 +168,16 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
     else if (f->store_ops == stores[TAGG_LAYOUT_SUBFILES])
         snprintf(sf, sizeof sf, " sf_verified=%llu sf_from_copy=%llu sf_shared=%llu", (unsigned long long)t->sf_verified,
                  (unsigned long long)t->sf_from_copy, (unsigned long long)t->sf_shared);
-    char dio[128] = "";
+    char dio[192] = "";
     if (f->cfg.direct_io != TAGG_DIO_MODE_OFF && f->cfg.backend != TAGG_BACKEND_MPIIO)
         snprintf(dio, sizeof dio, " dio_read_bytes=%llu dio_write_bytes=%llu dio_bounced_bytes=%llu",
                  (unsigned long long)t->dio_bytes[0], (unsigned long long)t->dio_bytes[1],
                  (unsigned long long)(t->dio_bytes[2] + t->dio_bytes[3]));
+    if (t->rc_reads[0] || t->rc_reads[1]) {
+        size_t at = strlen(dio);
+        snprintf(dio + at, sizeof dio - at, " rc_hits=%llu rc_fills=%llu", (unsigned long long)t->rc_reads[0],
+                 (unsigned long long)t->rc_reads[1]);
+    }
     char fio[64] = "";
     if (f->store_ops == stores[TAGG_LAYOUT_SHARED] && f->cfg.backend != TAGG_BACKEND_MPIIO)
         snprintf(fio, sizeof fio, " posix_handles=%llu mpiio_handles=%llu posix_early=%llu",

@@ -55,6 +55,9 @@ typedef struct tagg_stats {
     /* direct_io (dio.h): bytes moved with O_DIRECT, [0] read, [1] written; of them, through
      * the bounce buffer (the memory not aligned as the file offset) [2] read, [3] written */
     uint64_t dio_bytes[4];
+    /* layout=shared, read-only opens with direct_io (rcache.h): [0] reads served from a kept
+     * cover, [1] covers read */
+    uint64_t rc_reads[2];
     /* independent metadata writes left out: the same bytes this rank had written there (md_echo.h) */
     uint64_t md_echoes;
     /* layout=shared, backend=tapioca: the ranks' own handles of the file (file_io),

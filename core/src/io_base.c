@@ -19,8 +19,9 @@ int tagg_io_direct(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
 {
     for (size_t i = 0; i < x->n; i++) {
         const tagg_extent_t *e = &x->v[i];
-        int rc = dir == TAGG_WRITE ? f->store_ops->pwrite(f, e->off, e->len, e->mem)
-                                   : f->store_ops->pread(f, e->off, e->len, e->mem);
+        int rc = dir == TAGG_WRITE            ? f->store_ops->pwrite(f, e->off, e->len, e->mem)
+                 : f->store_ops->pread_extent ? f->store_ops->pread_extent(f, e->off, e->len, e->mem)
+                                              : f->store_ops->pread(f, e->off, e->len, e->mem);
         if (rc < 0)
             return -1;
     }

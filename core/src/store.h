@@ -26,6 +26,11 @@ typedef struct tagg_store_ops {
     int (*pwrite)(tagg_file_t *f, uint64_t off, uint64_t len, const void *buf);
     /* Independent; bytes past the end of the data read as zeros. */
     int (*pread)(tagg_file_t *f, uint64_t off, uint64_t len, void *buf);
+    /* Optional (NULL: pread): a read of the application's own extent (an
+     * independent call, a direct access of a collective one; not an
+     * aggregator's round), which the layout may serve from what it keeps of
+     * the open's earlier reads (the shared layout's rcache.h). */
+    int (*pread_extent)(tagg_file_t *f, uint64_t off, uint64_t len, void *buf);
     /* Local (the file layer calls it on rank 0 and broadcasts): logical size. */
     int (*get_size)(tagg_file_t *f, uint64_t *size);
     /* Collective: makes the logical size exactly size. */

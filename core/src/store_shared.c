@@ -6,6 +6,7 @@
 #include "fs_kind.h"
 #include "io.h"
 #include "mpi_wait.h"
+#include "rcache.h"
 #include "store.h"
 #include "subfile_index.h"
 
@@ -46,6 +47,8 @@ typedef struct {
     int             opened, amode, own; /* own: this rank's handle on MPI_COMM_SELF */
     pthread_mutex_t mu;                 /* the first access (asynchronous workers too) */
     tagg_dio_t      dio;                /* large accesses with O_DIRECT (direct_io) */
+    tagg_rcache_t   rc;                 /* read-only opens with direct_io: re-reads from memory (rcache.h) */
+    int             rc_on;
     dev_t           dev;                /* direct_io: the file the path named right after MPI-IO opened it */
     ino_t           ino;
     int             known;
@@ -221,11 +224,15 @@ static int shared_open(tagg_file_t *f, unsigned flags)
     pthread_mutex_init(&s->mu, NULL);
     tagg_dio_init(&s->dio, &shared_dio, f, f->path, dio_wanted(f), (uint64_t)f->cfg.direct_io_min,
                   f->stats.dio_bytes);
+    /* a read-only open whose large reads go direct keeps its recent large reads */
+    s->rc_on = !(flags & TAGG_OPEN_RDWR) && s->own && s->dio.state != TAGG_DIO_OFF;
+    tagg_rcache_init(&s->rc, TAGG_DIO_ALIGN, (uint64_t)f->cfg.direct_io_min, f->stats.rc_reads);
     if (flags & TAGG_OPEN_CREAT)
         amode |= MPI_MODE_CREATE;
     if (flags & TAGG_OPEN_EXCL)
         amode |= MPI_MODE_EXCL;
     if ((!s->own || f->rank == 0) && open_handle(f, s, s->own ? MPI_COMM_SELF : f->comm, amode) < 0) {
+        tagg_rcache_fini(&s->rc);
         tagg_dio_fini(&s->dio);
         pthread_mutex_destroy(&s->mu);
         free(s);
@@ -253,6 +260,7 @@ static int shared_close(tagg_file_t *f)
     int       rc = 0;
     if (!s)
         return 0;
+    tagg_rcache_fini(&s->rc);
     tagg_dio_fini(&s->dio);
     if (s->posix) {
         if (s->opened && close(s->fd) != 0 && errno != EINTR) { /* a network file system's last word on the writes */
@@ -328,9 +336,28 @@ static int shared_pwrite(tagg_file_t *f, uint64_t off, uint64_t len, const void 
     return tagg_dio_access(&((shared_t *)f->store)->dio, 1, off, len, (void *)buf);
 }
 
+/* rcache.h's fill: the aligned cover, directly where it qualifies. */
+static int rc_fill(void *ctx, uint64_t off, uint64_t len, void *buf)
+{
+    tagg_file_t *f = ctx;
+    return tagg_dio_access(&((shared_t *)f->store)->dio, 0, off, len, buf);
+}
+
 static int shared_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf)
 {
     return tagg_dio_access(&((shared_t *)f->store)->dio, 0, off, len, buf);
+}
+
+/* The application's own extents: through the kept covers where the open
+ * keeps them (an aggregator's rounds are read once, straight into its
+ * buffers: shared_pread). */
+static int shared_pread_extent(tagg_file_t *f, uint64_t off, uint64_t len, void *buf)
+{
+    shared_t *s = f->store;
+    int       r = s->rc_on ? tagg_rcache_read(&s->rc, off, len, buf, rc_fill, f) : 0;
+    if (r)
+        return r < 0 ? -1 : 0;
+    return tagg_dio_access(&s->dio, 0, off, len, buf);
 }
 
 static int shared_get_size(tagg_file_t *f, uint64_t *size)
@@ -438,6 +465,7 @@ const tagg_store_ops_t tagg_store_shared = {
     .close    = shared_close,
     .pwrite   = shared_pwrite,
     .pread    = shared_pread,
+    .pread_extent = shared_pread_extent,
     .get_size = shared_get_size,
     .set_size = shared_set_size,
     .sync     = shared_sync,

@@ -120,6 +120,7 @@ static void make_pattern(pattern_t *p, int nranks, int kind, uint64_t base)
 static int      compressible;
 static uint64_t zsum; /* bytes given to a codec over the run (TAGG_TEST_EXPECT_COMP) */
 static uint64_t diow, dior; /* bytes this rank wrote and read with O_DIRECT over the run (TAGG_TEST_EXPECT_DIO) */
+static uint64_t rchits;     /* reads this rank's read-only opens served from kept covers (TAGG_TEST_EXPECT_RC) */
 static uint64_t handles[3]; /* this rank's own handles of shared files, POSIX and MPI-IO, POSIX opened early (TAGG_TEST_EXPECT_FILE_IO) */
 static unsigned char value(int pat, uint64_t off)
 {
@@ -364,7 +365,33 @@ int main(int argc, char **argv)
                     }
                 }
                 free(written);
+                /* pieces of it again, each read twice (a read-only open may serve re-reads from the
+                 * covers it keeps: rcache.h), against what the whole read returned; their own
+                 * generator, so that the ranks' pattern streams stay the same */
+                uint64_t g = 0x9E3779B97F4A7C15ULL * (uint64_t)(pat + 1);
+                for (int i = 0; i < 6 && ok && p.size; i++) {
+                    g = g * 6364136223846793005ULL + 1442695040888963407ULL;
+                    uint64_t off = (g >> 11) % p.size, room = p.size - off, cap = room < (5u << 20) ? room : (5u << 20);
+                    g = g * 6364136223846793005ULL + 1442695040888963407ULL;
+                    uint64_t n = 1 + (g >> 11) % cap;
+                    char    *piece = malloc(n);
+                    for (int twice = 0; twice < 2 && ok && piece; twice++) {
+                        tagg_extents_t one;
+                        tagg_extents_init(&one);
+                        tagg_extents_push(&one, off, n, piece);
+                        if (tagg_io_read(f, &one, TAGG_RAW, false) < 0)
+                            H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
+                        tagg_extents_free(&one);
+                        if (ok && memcmp(piece, back + off, (size_t)n) != 0) {
+                            fprintf(stderr, "pattern %d kind %d: read %d of %llu bytes at %llu differs from the whole read\n",
+                                    pat, kind, twice + 1, (unsigned long long)n, (unsigned long long)off);
+                            ok = 0;
+                        }
+                    }
+                    free(piece);
+                }
             }
+            rchits += f->stats.rc_reads[0];
             handles[0] += f->stats.handles[0], handles[1] += f->stats.handles[1], handles[2] += f->stats.handles[2];
             if (tagg_file_close(f) < 0)
                 H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
@@ -398,6 +425,15 @@ int main(int argc, char **argv)
         fails++;
     } else if (xdio && rank == 0)
         printf("O_DIRECT: %llu bytes written, %llu read\n", (unsigned long long)dioall[0], (unsigned long long)dioall[1]);
+    /* TAGG_TEST_EXPECT_RC=1: the read-only checks' re-reads were served from kept covers */
+    uint64_t rcall = 0;
+    MPI_Allreduce(&rchits, &rcall, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (getenv("TAGG_TEST_EXPECT_RC") && atoi(getenv("TAGG_TEST_EXPECT_RC")) && !rcall) {
+        if (rank == 0)
+            fprintf(stderr, "TAGG_TEST_EXPECT_RC: no read of the run was served from a kept cover\n");
+        fails++;
+    } else if (getenv("TAGG_TEST_EXPECT_RC") && rank == 0)
+        printf("re-reads from kept covers: %llu\n", (unsigned long long)rcall);
     /* TAGG_TEST_EXPECT_FILE_IO=posix|mpiio: every handle of the run was of that
      * kind; with POSIX, the other ranks' descriptors of the existing files the
      * run reopens (its read-only checks) were opened early (while rank 0

@@ -126,6 +126,7 @@ struct tagg_file {
 #define TAGG_OPEN_CREAT 0x2u
 #define TAGG_OPEN_EXCL 0x4u
 #define TAGG_OPEN_TRUNC 0x8u
+#define TAGG_OPEN_SWMR_READ 0x10u /* a reader of a file another process writes (HDF5's SWMR): every read from storage */
 
 /* Collective. Takes copies of comm/info/cfg. On failure every rank returns NULL
  * with an error pushed. */

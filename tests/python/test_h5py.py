@@ -27,6 +27,23 @@ def test_serial_h5py_with_hdf5_driver(tmp_path, tagg_env, run_script):
         assert np.array_equal(f["arrays/i1_1d"][:5], expect)
 
 
+def test_serial_rereads_kept_but_not_for_swmr_readers(tmp_path, tagg_env, run_script):
+    """A read-only open whose large reads go direct keeps them (rcache.h): the
+    second read of a 2 MiB dataset comes from memory (rc_hits). A SWMR
+    reader's open (H5F_ACC_SWMR_READ reaches the driver) keeps nothing: a
+    writer's new bytes must reach its re-reads."""
+    env = dict(tagg_env, HDF5_DRIVER="tagg", TAGG_CONFIG="direct_io=on")
+    r = run_script("reread.py", [tmp_path / "reread.h5"], env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "reread ok" in r.stdout
+    lines = summary_lines(env, "reread.h5")
+    assert len(lines) == 3, lines  # the write, the read-only open, the SWMR reader
+    assert int(field(lines[1], "rc_hits")) >= 1, lines[1]
+    assert int(field(lines[1], "rc_fills")) >= 1, lines[1]
+    assert "rc_hits=" not in lines[2] and "rc_fills=" not in lines[2], lines[2]
+    assert int(field(lines[2], "raw_read_bytes")) >= 2 * (2 << 20), lines[2]
+
+
 @pytest.mark.parametrize("nranks", [4])
 def test_parallel_h5py_mpio_through_vol(tmp_path, tagg_env, run_script, nranks):
     env = dict(tagg_env, HDF5_VOL_CONNECTOR="tagg under_vol=0;under_info={}")

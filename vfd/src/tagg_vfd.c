@@ -279,6 +279,8 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
         tflags |= TAGG_OPEN_EXCL;
     if (flags & H5F_ACC_TRUNC)
         tflags |= TAGG_OPEN_TRUNC;
+    if (flags & H5F_ACC_SWMR_READ)
+        tflags |= TAGG_OPEN_SWMR_READ;
     /* Local failures before the collective open ride in its first reduction. */
     int local_rc = config_strings(fapl, &env, &str);
     if (!(file = calloc(1, sizeof *file))) {

@@ -661,11 +661,77 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
     return rc;
 }
 
+/* Whole stripes that follow one another in one subfile (a file of one
+ * subfile: stripe j at j S) are written in one request: a FUSE client keeps
+ * several of a large direct request's parts in flight, where stripe after
+ * stripe waits for each (GlusterFS testbed, 128 MiB per rank: the file
+ * access of a subfiled file 0.44-0.55 s against the shared file's 0.36-0.47).
+ * The bytes of such a run, at the start of [off, off + len): a multiple of the
+ * stripe, at least two stripes, or 0 (no run: several subfiles, node-local
+ * ones, or a codec that may compress a stripe). */
+static uint64_t write_run_len(const sub_t *s, uint64_t off, uint64_t len)
+{
+    uint64_t S = s->ix.stripe, r = len / S * S;
+    return s->ix.count == 1 && !s->ix.nvr && !s->zmay && off % S == 0 && r >= 2 * S ? r : 0;
+}
+
+/* Writes such a run: each stripe's checksum (and, in a new file, its change
+ * from zeros) noted as piece() notes a whole stripe, after one write of all. */
+static int write_run(tagg_file_t *f, uint64_t off, uint64_t len, char *buf)
+{
+    sub_t   *s = sub_of(f);
+    uint64_t S = s->ix.stripe, j0 = off / S, nst = len / S, local;
+    uint32_t k;
+    tagg_sf_locate(off, S, s->ix.count, &k, &local);
+    int       fd  = tagg_sub_fd_of(f, k, off);
+    uint64_t *crc = fd >= 0 ? malloc((size_t)nst * sizeof *crc) : NULL;
+    if (fd < 0)
+        return -1;
+    if (!crc) {
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory (checksums of %llu stripes)", (unsigned long long)nst);
+        return -1;
+    }
+    for (uint64_t i = 0; i < nst; i++)
+        crc[i] = tagg_crc64(0, buf + i * S, (size_t)S);
+    if (sub_rw(s, k, fd, 1, local, len, buf, UINT64_MAX, 1) < 0) {
+        TAGG_ERR(TAGG_E_IO, "write of %llu bytes at offset %llu of subfile '%s' (address %llu) failed: %s",
+                 (unsigned long long)len, (unsigned long long)local, s->paths[k], (unsigned long long)off,
+                 errno == ENOSPC ? "no space (a write wrote nothing)" : strerror(errno));
+        free(crc);
+        return -1;
+    }
+    int rc = 0;
+    pthread_mutex_lock(&s->mu);
+    if (s->wend && local + len > s->wend[k])
+        s->wend[k] = local + len;
+    for (uint64_t i = 0; i < nst; i++) {
+        uint64_t key = 2 * (j0 + i), delta = 0;
+        if (s->fresh) { /* the stripe's remembered writes go; its change from zeros */
+            recent_forget(s, key, 0, S);
+            delta = tagg_crc_delta(tagg_crc_zeros(S), crc[i], 0, S, S);
+        }
+        if (tagg_notes_write(&s->written, key, 1, crc[i], 0, delta, 0, S, 0) < 0)
+            rc = -1;
+    }
+    pthread_mutex_unlock(&s->mu);
+    free(crc);
+    if (rc < 0)
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory (noting written stripes)");
+    return rc;
+}
+
 static int sub_io(tagg_file_t *f, uint64_t off, uint64_t len, char *buf, tagg_dir_t dir)
 {
     uint64_t S = sub_of(f)->ix.stripe;
     for (uint64_t done = 0; done < len;) {
         uint64_t at = off + done, n = S - at % S;
+        uint64_t run = dir == TAGG_WRITE ? write_run_len(sub_of(f), at, len - done) : 0;
+        if (run) {
+            if (write_run(f, at, run, buf + done) < 0)
+                return -1;
+            done += run;
+            continue;
+        }
         if (n > len - done)
             n = len - done;
         if (piece(f, at, n, buf + done, dir) < 0)

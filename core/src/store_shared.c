@@ -337,17 +337,13 @@ static int shared_pwrite(tagg_file_t *f, uint64_t off, uint64_t len, const void 
     return tagg_dio_access(&((shared_t *)f->store)->dio, 1, off, len, (void *)buf);
 }
 
-/* rcache.h's fill: the aligned cover, directly where it qualifies. */
-static int rc_fill(void *ctx, uint64_t off, uint64_t len, void *buf)
-{
-    tagg_file_t *f = ctx;
-    return tagg_dio_access(&((shared_t *)f->store)->dio, 0, off, len, buf);
-}
-
 static int shared_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf)
 {
     return tagg_dio_access(&((shared_t *)f->store)->dio, 0, off, len, buf);
 }
+
+/* rcache.h's fill: the aligned cover, directly where it qualifies. */
+static int rc_fill(void *ctx, uint64_t off, uint64_t len, void *buf) { return shared_pread(ctx, off, len, buf); }
 
 /* The application's own extents: through the kept covers where the open
  * keeps them (an aggregator's rounds are read once, straight into its
@@ -358,7 +354,7 @@ static int shared_pread_extent(tagg_file_t *f, uint64_t off, uint64_t len, void 
     int       r = s->rc_on ? tagg_rcache_read(&s->rc, off, len, buf, rc_fill, f) : 0;
     if (r)
         return r < 0 ? -1 : 0;
-    return tagg_dio_access(&s->dio, 0, off, len, buf);
+    return shared_pread(f, off, len, buf);
 }
 
 static int shared_get_size(tagg_file_t *f, uint64_t *size)

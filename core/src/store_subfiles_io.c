@@ -573,6 +573,14 @@ int tagg_sub_share_first(tagg_file_t *f)
     return 0;
 }
 
+/* A data write of n bytes at local in subfile `name` (HDF5 address off) failed (errno). */
+static void write_failed(uint64_t n, uint64_t local, const char *name, uint64_t off)
+{
+    TAGG_ERR(TAGG_E_IO, "write of %llu bytes at offset %llu of subfile '%s' (address %llu) failed: %s",
+             (unsigned long long)n, (unsigned long long)local, name, (unsigned long long)off,
+             errno == ENOSPC ? "no space (a write wrote nothing)" : strerror(errno));
+}
+
 /* Moves one piece that lies within one stripe. */
 static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t dir)
 {
@@ -644,9 +652,7 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
         free(old);
     }
     if (!zr && sub_rw(s, k, fd, 1, local, n, buf, UINT64_MAX, 1) < 0) {
-        TAGG_ERR(TAGG_E_IO, "write of %llu bytes at offset %llu of subfile '%s' (address %llu) failed: %s",
-                 (unsigned long long)n, (unsigned long long)local, name, (unsigned long long)off,
-                 errno == ENOSPC ? "no space (a write wrote nothing)" : strerror(errno));
+        write_failed(n, local, name, off);
         return -1;
     }
     pthread_mutex_lock(&s->mu);
@@ -694,9 +700,7 @@ static int write_run(tagg_file_t *f, uint64_t off, uint64_t len, char *buf)
     for (uint64_t i = 0; i < nst; i++)
         crc[i] = tagg_crc64(0, buf + i * S, (size_t)S);
     if (sub_rw(s, k, fd, 1, local, len, buf, UINT64_MAX, 1) < 0) {
-        TAGG_ERR(TAGG_E_IO, "write of %llu bytes at offset %llu of subfile '%s' (address %llu) failed: %s",
-                 (unsigned long long)len, (unsigned long long)local, s->paths[k], (unsigned long long)off,
-                 errno == ENOSPC ? "no space (a write wrote nothing)" : strerror(errno));
+        write_failed(len, local, s->paths[k], off);
         free(crc);
         return -1;
     }

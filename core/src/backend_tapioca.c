@@ -7,6 +7,7 @@
 #include "engine.h"
 #include "error.h"
 #include "io.h"
+#include "iothread.h"
 #include "mpi_wait.h"
 
 #include <stdio.h>
@@ -280,6 +281,7 @@ static void engine_free(tagg_engine_t *e)
     free(e->rows), free(e->req), free(e->prev_rows), free(e->res_key);
     tagg_call_plan_free(&e->prev_plan);
     tagg_engine_tune_close(e);
+    tagg_iothread_free(e->io);
     if (e->res && --e->res->users == 0 && !e->res->cached)
         res_free(e->res);
     if (!e->res && e->topo) /* loaded at open, resources never made */

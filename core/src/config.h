@@ -134,6 +134,11 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
     X(buffer_size, SIZE, int64_t, TAGG_ENV_BUFFER_SIZE, "4M", 4096, 1LL << 30, NULL,                      \
       "size of one aggregation buffer (one round)")                                                     \
     X(buffers, INT, int, NULL, "2", 2, 16, NULL, "aggregation buffers per aggregator (pipeline depth)")   \
+    X(overlap, BOOL, int, NULL, "1", 0, 1, NULL,                                                            \
+      "an aggregator's file access of a round runs on a helper thread while the rank moves the next "     \
+      "round's data into (or out of) the other buffer, so that the copy and the file-system call overlap " \
+      "(calls of 2 rounds or more; layouts whose accesses are POSIX calls: shared with file_io=posix, "    \
+      "subfiles). 0 = both on the calling thread, one after the other")                                  \
     X(block, SIZE, int64_t, NULL, "1M", 1, 1LL << 30, NULL,                                                \
       "file domains are aligned to this (file-system block or stripe) unless the layout has a stripe")  \
     X(strategy, ENUM, int, TAGG_ENV_STRATEGY, "memory-aware", 0, 0, tagg_strategy_names,                  \

@@ -90,6 +90,11 @@ typedef struct tagg_engine {
     uint64_t           last_hash[2];  /* [direction] hash of the previous call's rows, 0: none yet */
     int                rec_pending;
     tagg_tune_record_t rec;
+    /* overlap=1 (engine_move.c): the helper thread that runs the aggregator's
+     * file access of a round while this rank makes the next round's
+     * transfers, started at the first call that can use it */
+    struct tagg_iothread *io;
+    int                   io_failed; /* it could not start: the file stays on one thread */
 } tagg_engine_t;
 
 /* One piece of a rank's request: part of one extent inside one round of one domain. */

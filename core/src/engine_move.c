@@ -37,7 +37,10 @@
 #include "engine.h"
 #include "error.h"
 #include "fault.h"
+#include "iothread.h"
 #include "mpi_wait.h"
+
+#include <time.h>
 
 #define TAG_THROTTLE 0x7a6 /* one tag: messages between two ranks do not overtake */
 
@@ -61,23 +64,62 @@ static size_t slot_at(const tagg_engine_t *e, const tagg_call_t *c, int k, uint6
     return (size_t)((uint64_t)(k % e->nbuf) * c->round + shift);
 }
 
-/* File access of the aggregator for round k (write or read of its covered runs
- * that fall in the round), in buffer slot k mod nbuf, throttled. */
-static int aggregator_round(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, int k, tagg_dir_t dir,
-                            size_t *cov_pos, int failed)
+static double now(void)
 {
-    int      rc  = failed ? -1 : 0, t = c->throttle; /* failed: no file access, but the throttle tokens still pass */
-    uint64_t dlo = c->lo + (uint64_t)c->my_dom * c->dsize;
-    uint64_t rlo = dlo + (uint64_t)k * c->round, rhi = rlo + c->round;
-    char    *buf = e->base + slot_at(e, c, k, rlo);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Throttling: an aggregator with t others before it waits for the one t
+ * places before to finish its file access of the round ... */
+static void throttle_wait(tagg_file_t *f, const tagg_call_t *c)
+{
+    int t = c->throttle;
     if (t && c->my_index >= t) { /* wait for the aggregator t places before */
         int         token;
         MPI_Request req;
         if (MPI_Irecv(&token, 1, MPI_INT, c->aggr[c->my_index - t], TAG_THROTTLE, f->comm, &req) == MPI_SUCCESS)
             tagg_mpi_wait(&req, MPI_STATUS_IGNORE);
     }
+}
+
+/* ... and lets the one t places after go once its own is done. */
+static void throttle_pass(tagg_file_t *f, const tagg_call_t *c, int rc)
+{
+    int t = c->throttle;
+    if (t && c->my_index + t < c->ndom) {
+        int token = rc;
+        MPI_Send(&token, 1, MPI_INT, c->aggr[c->my_index + t], TAG_THROTTLE, f->comm);
+    }
+}
+
+/* The aggregator's file access of one round: write or read its covered runs
+ * that fall in round k, in buffer slot k mod nbuf. Only store calls (no MPI),
+ * so that it may run on the helper thread (overlap=1); the seconds spent in
+ * them go to *t_fs (record=). */
+typedef struct round_io {
+    tagg_file_t         *f;
+    const tagg_engine_t *e;
+    const tagg_call_t   *c;
+    int                  k, failed;
+    tagg_dir_t           dir;
+    size_t              *cov_pos;
+    double               t_fs;
+} round_io_t;
+
+static int file_access(void *arg)
+{
+    round_io_t          *r = arg;
+    tagg_file_t         *f = r->f;
+    const tagg_call_t   *c = r->c;
+    tagg_dir_t           dir = r->dir;
+    int                  rc  = r->failed ? -1 : 0; /* failed: no file access, the throttle tokens still pass */
+    uint64_t dlo = c->lo + (uint64_t)c->my_dom * c->dsize;
+    uint64_t rlo = dlo + (uint64_t)r->k * c->round, rhi = rlo + c->round;
+    char    *buf = r->e->base + slot_at(r->e, c, r->k, rlo);
     /* covered runs are sorted: resume where the last round stopped */
-    size_t i = *cov_pos;
+    size_t i = *r->cov_pos;
     while (i < c->ncov && c->cov[2 * i] + c->cov[2 * i + 1] <= rlo)
         i++;
     for (size_t j = i; j < c->ncov && c->cov[2 * j] < rhi; j++) {
@@ -89,17 +131,25 @@ static int aggregator_round(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t 
             rc = -1;
         }
         if (rc == 0 && b > a) {
-            double t = MPI_Wtime(); /* the file-system part of the call (record=: t_fs) */
+            double t = now();
             rc       = dir == TAGG_WRITE ? f->store_ops->pwrite(f, a, b - a, buf + (a - rlo))
                                          : f->store_ops->pread(f, a, b - a, buf + (a - rlo));
-            e->t_fs += MPI_Wtime() - t;
+            r->t_fs += now() - t;
         }
     }
-    *cov_pos = i;
-    if (t && c->my_index + t < c->ndom) { /* let the aggregator t places after go */
-        int token = rc;
-        MPI_Send(&token, 1, MPI_INT, c->aggr[c->my_index + t], TAG_THROTTLE, f->comm);
-    }
+    *r->cov_pos = i;
+    return rc;
+}
+
+/* File access of the aggregator for round k, throttled, on this thread. */
+static int aggregator_round(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, int k, tagg_dir_t dir,
+                            size_t *cov_pos, int failed)
+{
+    round_io_t r = {.f = f, .e = e, .c = c, .k = k, .failed = failed, .dir = dir, .cov_pos = cov_pos};
+    throttle_wait(f, c);
+    int rc = file_access(&r);
+    e->t_fs += r.t_fs;
+    throttle_pass(f, c, rc);
     return rc;
 }
 
@@ -169,6 +219,45 @@ static int epoch(tagg_engine_t *e, int open)
     return 0;
 }
 
+/* overlap=1: the aggregator's file access of round ag runs on the helper
+ * thread while this thread issues its transfers of round tr and completes
+ * them at their targets (the flushes that round_sync repeats then find
+ * nothing pending), so the copy into or out of the other slot of the
+ * buffers and the file-system call proceed together. The throttle's token
+ * passes once the access is done, as on one thread. */
+static int overlapped(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, int tr, int ag, tagg_dir_t dir,
+                      size_t *pos, size_t *cov)
+{
+    round_io_t r = {.f = f, .e = e, .c = c, .k = ag, .dir = dir, .cov_pos = cov};
+    tagg_iothread_start(e->io, file_access, &r);
+    int rc = transfers(e, c, tr, dir, pos);
+    for (int d = 0; rc == 0 && d < c->ndom; d++)
+        if (e->buf.ops->flush(&e->buf, c->aggr[d]) < 0)
+            rc = -1;
+    tagg_err_sink_t sink;
+    int             fr = tagg_iothread_wait(e->io, &sink);
+    if (sink.count)
+        TAGG_ERR(TAGG_E_IO, "%s", sink.msg);
+    e->t_fs += r.t_fs;
+    throttle_pass(f, c, fr);
+    f->stats.overlapped++;
+    return rc < 0 ? rc : fr;
+}
+
+/* Whether this call's rounds may overlap (overlap=1, an aggregator with
+ * rounds to overlap, a layout whose accesses make no MPI call); starts the
+ * helper thread at the first such call of the file. A helper that cannot
+ * start leaves the file on one thread. */
+static int overlap_ready(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c)
+{
+    if (!f->cfg.overlap || c->nrounds < 2 || c->my_dom < 0 || !f->store_ops->posix_only ||
+        !f->store_ops->posix_only(f) || e->io_failed)
+        return 0;
+    if (!e->io && !(e->io = tagg_iothread_new()))
+        e->io_failed = 1;
+    return e->io != NULL;
+}
+
 /* The round loop of both directions. Writing, producers put round k while the
  * aggregator writes round k-1; reading (Algorithm 1), producers get round k-1
  * while the aggregator reads round k. A rank that fails keeps taking part in
@@ -179,15 +268,21 @@ static int pipeline(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tagg
     if (!c->aggr) /* this rank could not plan: it fails the first round's agreement, which stops every rank */
         return tagg_agree(f->comm, -1, "a round of the collective request") < 0 ? -1 : -1;
     int    rc  = c->local_rc < 0 ? -1 : epoch(e, 1), locked = c->local_rc == 0 && rc == 0;
+    int    ovl = locked && overlap_ready(f, e, c) && !(c->throttle && c->my_index >= c->throttle);
     size_t pos = 0, cov = 0;
     for (int k = 0; k <= c->nrounds; k++) {
         int tr = dir == TAGG_WRITE ? k : k - 1; /* round of this rank's transfers */
         int ag = dir == TAGG_WRITE ? k - 1 : k; /* round of the aggregator's file access */
-        if (rc == 0 && tr >= 0 && tr < c->nrounds)
-            rc = transfers(e, c, tr, dir, &pos);
-        if (ag >= 0 && ag < c->nrounds && c->my_dom >= 0) {
-            int r = aggregator_round(f, e, c, ag, dir, &cov, rc < 0);
-            rc    = rc < 0 ? rc : r;
+        int do_tr = rc == 0 && tr >= 0 && tr < c->nrounds, do_ag = ag >= 0 && ag < c->nrounds && c->my_dom >= 0;
+        if (ovl && do_tr && do_ag)
+            rc = overlapped(f, e, c, tr, ag, dir, &pos, &cov);
+        else {
+            if (do_tr)
+                rc = transfers(e, c, tr, dir, &pos);
+            if (do_ag) {
+                int r = aggregator_round(f, e, c, ag, dir, &cov, rc < 0);
+                rc    = rc < 0 ? rc : r;
+            }
         }
         if (k == c->nrounds) {
             if (locked && last_flush(e, c) < 0)

@@ -64,6 +64,9 @@ typedef struct tagg_stats {
      * [0] POSIX descriptors, [1] MPI-IO handles, [2] the POSIX descriptors opened
      * early (tagg_store_shared_early_fd: while rank 0 looks at the path) */
     uint64_t handles[3];
+    /* backend=tapioca, overlap=1: aggregator rounds whose file access ran on the
+     * helper thread while the rank made the next round's transfers (engine_move.c) */
+    uint64_t overlapped;
 } tagg_stats_t;
 
 typedef struct tagg_file  tagg_file_t;

@@ -60,6 +60,11 @@ typedef struct tagg_store_ops {
     /* Optional, with owner: how many consecutive stripes one collective pass
      * may cover so that every stripe gets its own allowed aggregator. */
     int (*owner_window)(const tagg_file_t *f);
+    /* Optional (NULL: no): this rank's pwrite and pread make POSIX calls
+     * only, never an MPI call, so that the round loop may run them on its
+     * helper thread while the calling thread makes MPI calls (overlap=1,
+     * iothread.h; MPI may run at MPI_THREAD_SERIALIZED). */
+    int (*posix_only)(const tagg_file_t *f);
 } tagg_store_ops_t;
 
 extern const tagg_store_ops_t tagg_store_shared;

@@ -456,6 +456,9 @@ static uint64_t shared_stripe(const tagg_file_t *f)
     return 0;
 }
 
+/* file_io=posix: pread, pwrite and the O_DIRECT descriptor; ROMIO's handle is an MPI call */
+static int shared_posix_only(const tagg_file_t *f) { return ((const shared_t *)f->store)->posix; }
+
 const tagg_store_ops_t tagg_store_shared = {
     .name     = "shared",
     .open     = shared_open,
@@ -469,4 +472,5 @@ const tagg_store_ops_t tagg_store_shared = {
     .del      = shared_del,
     .stripe   = shared_stripe,
     .dio_block = shared_dio_block,
+    .posix_only = shared_posix_only,
 };

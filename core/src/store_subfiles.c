@@ -812,6 +812,13 @@ static uint64_t sub_dio_block(const tagg_file_t *f)
     return s->dio && s->ix.stripe % TAGG_DIO_ALIGN == 0 ? TAGG_DIO_ALIGN : 0;
 }
 
+/* the subfiles are POSIX descriptors (see the top of this file) */
+static int sub_posix_only(const tagg_file_t *f)
+{
+    (void)f;
+    return 1;
+}
+
 const tagg_store_ops_t tagg_store_subfiles = {
     .name     = "subfiles",
     .open     = sub_open,
@@ -827,5 +834,6 @@ const tagg_store_ops_t tagg_store_subfiles = {
     .dio_block = sub_dio_block,
     .owner    = tagg_sub_owner,
     .owner_window = tagg_sub_owner_window,
+    .posix_only = sub_posix_only,
 };
 

@@ -88,6 +88,15 @@ int main(int argc, char **argv)
         ok = 0;
     }
     cases++;
+    /* a later round: reads are not throttled, so its file access runs on the
+     * helper thread (overlap=1, engine_move.c), whose error text must still
+     * reach rank 2's stack */
+    setenv("TAGG_FAULT", "aggregator_read:rank=2:after=3", 1);
+    H5E_BEGIN_TRY { rc = H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl, back); }
+    H5E_END_TRY
+    ok &= expect_failure(rc, rank, "H5Dread (a later round)", "injected by TAGG_FAULT", "failed on rank 2");
+    cases++;
+    unsetenv("TAGG_FAULT");
     H5Dclose(d), H5Sclose(fs), H5Sclose(ms);
     if (H5Fclose(f) < 0) {
         fprintf(stderr, "rank %d: H5Fclose failed\n", rank);

@@ -121,6 +121,7 @@ static int      compressible;
 static uint64_t zsum; /* bytes given to a codec over the run (TAGG_TEST_EXPECT_COMP) */
 static uint64_t diow, dior; /* bytes this rank wrote and read with O_DIRECT over the run (TAGG_TEST_EXPECT_DIO) */
 static uint64_t rchits;     /* reads this rank's read-only opens served from kept covers (TAGG_TEST_EXPECT_RC) */
+static uint64_t overlapped; /* aggregator rounds whose file access ran on the helper thread (TAGG_TEST_EXPECT_OVERLAP) */
 static uint64_t handles[3]; /* this rank's own handles of shared files, POSIX and MPI-IO, POSIX opened early (TAGG_TEST_EXPECT_FILE_IO) */
 static unsigned char value(int pat, uint64_t off)
 {
@@ -325,6 +326,7 @@ int main(int argc, char **argv)
         }
         /* direct_io=on: the bytes moved with O_DIRECT, summed over the run, must not stay 0 */
         diow += f->stats.dio_bytes[1], dior += f->stats.dio_bytes[0];
+        overlapped += f->stats.overlapped;
         handles[0] += f->stats.handles[0], handles[1] += f->stats.handles[1], handles[2] += f->stats.handles[2];
         if (tagg_file_close(f) < 0)
             H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
@@ -392,6 +394,7 @@ int main(int argc, char **argv)
                 }
             }
             rchits += f->stats.rc_reads[0];
+            overlapped += f->stats.overlapped;
             handles[0] += f->stats.handles[0], handles[1] += f->stats.handles[1], handles[2] += f->stats.handles[2];
             if (tagg_file_close(f) < 0)
                 H5Eprint2(H5E_DEFAULT, stderr), ok = 0;
@@ -434,6 +437,20 @@ int main(int argc, char **argv)
         fails++;
     } else if (getenv("TAGG_TEST_EXPECT_RC") && rank == 0)
         printf("re-reads from kept covers: %llu\n", (unsigned long long)rcall);
+    /* TAGG_TEST_EXPECT_OVERLAP=1: some aggregator rounds' file access ran on the
+     * helper thread (overlap=1, engine_move.c); =0: none did (MPI-IO handles,
+     * whose accesses are MPI calls, or overlap=0) */
+    uint64_t ovall = 0;
+    MPI_Allreduce(&overlapped, &ovall, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    const char *xovl = getenv("TAGG_TEST_EXPECT_OVERLAP");
+    if (xovl && (atoi(xovl) ? ovall == 0 : ovall != 0)) {
+        if (rank == 0)
+            fprintf(stderr, "TAGG_TEST_EXPECT_OVERLAP=%s: %llu rounds overlapped in the whole run\n", xovl,
+                    (unsigned long long)ovall);
+        fails++;
+    }
+    else if (xovl && rank == 0)
+        printf("rounds overlapped: %llu\n", (unsigned long long)ovall);
     /* TAGG_TEST_EXPECT_FILE_IO=posix|mpiio: every handle of the run was of that
      * kind; with POSIX, the other ranks' descriptors of the existing files the
      * run reopens (its read-only checks) were opened early (while rank 0

@@ -138,7 +138,8 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "an aggregator's file access of a round runs on a helper thread while the rank moves the next "     \
       "round's data into (or out of) the other buffer, so that the copy and the file-system call overlap " \
       "(calls of 2 rounds or more; layouts whose accesses are POSIX calls: shared with file_io=posix, "    \
-      "subfiles). 0 = both on the calling thread, one after the other")                                  \
+      "subfiles; with buffers >= 3 and no throttle the helper runs ahead of the rounds' agreements). 0 = " \
+      "both on the calling thread, one after the other")                                  \
     X(block, SIZE, int64_t, NULL, "1M", 1, 1LL << 30, NULL,                                                \
       "file domains are aligned to this (file-system block or stripe) unless the layout has a stripe")  \
     X(strategy, ENUM, int, TAGG_ENV_STRATEGY, "memory-aware", 0, 0, tagg_strategy_names,                  \

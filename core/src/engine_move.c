@@ -19,7 +19,9 @@
  * aggregator to know its producers per round, an extra exchange for little gain.
  * With N_buff >= 2 buffers the transfers of round k+1 (into buffer (k+1) mod
  * N_buff) are issued before the aggregator writes round k (buffer k mod
- * N_buff), so they proceed while it writes.
+ * N_buff), so they proceed while it writes; with overlap=1 the aggregator's
+ * file access runs on a helper thread (iothread.h) meanwhile, and with
+ * N_buff >= 3 and no throttle it runs ahead of the rounds (run_ahead).
  *
  * Throttling (Tsujita, seed 001): with throttle = t, aggregator i waits for
  * aggregator i - t to finish its file access of the round before starting its
@@ -219,29 +221,99 @@ static int epoch(tagg_engine_t *e, int open)
     return 0;
 }
 
-/* overlap=1: the aggregator's file access of round ag runs on the helper
- * thread while this thread issues its transfers of round tr and completes
- * them at their targets (the flushes that round_sync repeats then find
- * nothing pending), so the copy into or out of the other slot of the
- * buffers and the file-system call proceed together. The throttle's token
- * passes once the access is done, as on one thread. */
+/* The helper's job under way, if any (overlap=1). */
+typedef struct helper_job {
+    round_io_t r;
+    int        busy;
+} helper_job_t;
+
+/* Starts the aggregator's file access of round k on the helper thread. */
+static void job_start(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, helper_job_t *j, int k, tagg_dir_t dir,
+                      size_t *cov)
+{
+    j->r = (round_io_t){.f = f, .e = e, .c = c, .k = k, .dir = dir, .cov_pos = cov};
+    tagg_iothread_start(e->io, file_access, &j->r);
+    j->busy = 1;
+}
+
+/* Waits for the job under way (0 when none): its result, its error text
+ * pushed here, its file-system seconds counted. */
+static int job_join(tagg_file_t *f, tagg_engine_t *e, helper_job_t *j)
+{
+    if (!j->busy)
+        return 0;
+    tagg_err_sink_t sink;
+    int             rc = tagg_iothread_wait(e->io, &sink);
+    if (sink.count)
+        TAGG_ERR(TAGG_E_IO, "%s", sink.msg);
+    e->t_fs += j->r.t_fs;
+    f->stats.overlapped++;
+    j->busy = 0;
+    return rc;
+}
+
+/* overlap=1, two buffers or a throttled aggregator: within one round, the
+ * aggregator's file access of round ag runs on the helper thread while this
+ * thread issues its transfers of round tr and completes them at their
+ * targets (the flushes that round_sync repeats then find nothing pending), so
+ * the copy into or out of the other slot of the buffers and the file-system
+ * call proceed together. The throttle's token passes once the access is
+ * done, as on one thread. */
 static int overlapped(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, int tr, int ag, tagg_dir_t dir,
                       size_t *pos, size_t *cov)
 {
-    round_io_t r = {.f = f, .e = e, .c = c, .k = ag, .dir = dir, .cov_pos = cov};
-    tagg_iothread_start(e->io, file_access, &r);
+    helper_job_t j = {.busy = 0};
+    job_start(f, e, c, &j, ag, dir, cov);
     int rc = transfers(e, c, tr, dir, pos);
     for (int d = 0; rc == 0 && d < c->ndom; d++)
         if (e->buf.ops->flush(&e->buf, c->aggr[d]) < 0)
             rc = -1;
-    tagg_err_sink_t sink;
-    int             fr = tagg_iothread_wait(e->io, &sink);
-    if (sink.count)
-        TAGG_ERR(TAGG_E_IO, "%s", sink.msg);
-    e->t_fs += r.t_fs;
+    int fr = job_join(f, e, &j);
     throttle_pass(f, c, fr);
-    f->stats.overlapped++;
     return rc < 0 ? rc : fr;
+}
+
+/* overlap=1, three buffers or more, no throttle: the helper runs ahead of the
+ * rounds, so that the aggregator's file accesses follow one another without
+ * waiting for the rounds' agreements. Writing, the access of round k-1 starts
+ * as round k begins and may last through round k's agreement: it is waited
+ * for at the start of round k+1, before the access of round k starts (its
+ * failure then fails round k+1's agreement); producers meanwhile put round
+ * k+1 into slot (k+1) mod nbuf, which neither access uses. Reading, the
+ * access of round k+1 starts once that of round k is done, before round k's
+ * agreement, which tells the producers that round k is in the buffers; they
+ * get round k-1 meanwhile. Three slots keep the access under way, the one
+ * just done and the producers' apart. Returns as pipeline() does; no job is
+ * left running. */
+static int run_ahead(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tagg_dir_t dir, int rc)
+{
+    helper_job_t j = {.busy = 0};
+    size_t       pos = 0, cov = 0;
+    int          wr  = dir == TAGG_WRITE;
+    if (!wr && rc == 0)
+        job_start(f, e, c, &j, 0, dir, &cov);
+    for (int k = 0; k <= c->nrounds; k++) {
+        int r = job_join(f, e, &j); /* writing: round k-2's access; reading: round k's */
+        rc    = rc < 0 ? rc : r;
+        int next = wr ? k - 1 : k + 1, tr = wr ? k : k - 1;
+        if (rc == 0 && next >= 0 && next < c->nrounds)
+            job_start(f, e, c, &j, next, dir, &cov);
+        if (rc == 0 && tr >= 0 && tr < c->nrounds)
+            rc = transfers(e, c, tr, dir, &pos);
+        if (k == c->nrounds) {
+            r  = job_join(f, e, &j);
+            rc = rc < 0 ? rc : r;
+            if (last_flush(e, c) < 0)
+                rc = -1;
+            break;
+        }
+        if (round_sync(f, e, c, rc, 1) < 0) { /* every rank stops here */
+            job_join(f, e, &j);
+            rc = -1;
+            break;
+        }
+    }
+    return rc;
 }
 
 /* Whether this call's rounds may overlap (overlap=1, an aggregator with
@@ -269,6 +341,11 @@ static int pipeline(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tagg
         return tagg_agree(f->comm, -1, "a round of the collective request") < 0 ? -1 : -1;
     int    rc  = c->local_rc < 0 ? -1 : epoch(e, 1), locked = c->local_rc == 0 && rc == 0;
     int    ovl = locked && overlap_ready(f, e, c) && !(c->throttle && c->my_index >= c->throttle);
+    if (ovl && e->nbuf >= 3 && c->throttle == 0) {
+        rc     = run_ahead(f, e, c, dir, rc);
+        int er = epoch(e, 0);
+        return rc ? rc : er;
+    }
     size_t pos = 0, cov = 0;
     for (int k = 0; k <= c->nrounds; k++) {
         int tr = dir == TAGG_WRITE ? k : k - 1; /* round of this rank's transfers */

@@ -47,7 +47,10 @@ int main(int argc, char **argv)
     const char *path = argc > 1 ? argv[1] : "fault.h5";
     hid_t       fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_mpi_params(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
-    if (H5Pset_driver_by_name(fapl, "tagg", "backend=tapioca;aggregators=4;buffer_size=16K;block=4K") < 0) {
+    char cfg[256]; /* argv[2]: more configuration (buffers=3: the helper thread runs ahead) */
+    snprintf(cfg, sizeof cfg, "backend=tapioca;aggregators=4;buffer_size=16K;block=4K%s%s", argc > 2 ? ";" : "",
+             argc > 2 ? argv[2] : "");
+    if (H5Pset_driver_by_name(fapl, "tagg", cfg) < 0) {
         fprintf(stderr, "rank %d: cannot load the tagg driver\n", rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }

@@ -31,7 +31,10 @@ static void *loop(void *p)
         int rc = t->fn(t->arg);
         tagg_err_capture(NULL);
         pthread_mutex_lock(&t->mu);
-        t->rc = rc, t->sink = sink, t->state = 2;
+        t->rc = rc, t->sink = sink;
+        if (t->state == 3) /* stopped while it ran (a caller that did not wait): end */
+            break;
+        t->state = 2;
         pthread_cond_signal(&t->done);
     }
     pthread_mutex_unlock(&t->mu);

@@ -176,6 +176,17 @@ static int transfers(tagg_engine_t *e, const tagg_call_t *c, int k, tagg_dir_t d
     return 0;
 }
 
+/* memFlush towards each aggregator: this rank's transfers are complete at
+ * their targets. Every target is flushed even after one fails. */
+static int flush_targets(tagg_engine_t *e, const tagg_call_t *c)
+{
+    int rc = 0;
+    for (int d = 0; d < c->ndom; d++)
+        if (e->buf.ops->flush(&e->buf, c->aggr[d]) < 0)
+            rc = -1;
+    return rc;
+}
+
 /* Round synchronisation, passive target: completes this rank's transfers at
  * their targets, then one agreement, so that every rank's transfers of the
  * round are complete before any aggregator touches its buffer (and every rank
@@ -188,9 +199,8 @@ static int transfers(tagg_engine_t *e, const tagg_call_t *c, int k, tagg_dir_t d
  * Returns 0, or -1 on every rank. */
 static int round_sync(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, int rc, int locked)
 {
-    for (int d = 0; locked && d < c->ndom; d++) /* memFlush towards each aggregator */
-        if (e->buf.ops->flush(&e->buf, c->aggr[d]) < 0)
-            rc = -1;
+    if (locked && flush_targets(e, c) < 0)
+        rc = -1;
     int code = locked ? MPI_Win_sync(e->win) : MPI_SUCCESS;
     if (code != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Win_sync", code);
@@ -202,14 +212,6 @@ static int round_sync(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, in
     return rc;
 }
 
-static int last_flush(tagg_engine_t *e, const tagg_call_t *c)
-{
-    int rc = 0;
-    for (int d = 0; d < c->ndom; d++)
-        if (e->buf.ops->flush(&e->buf, c->aggr[d]) < 0)
-            rc = -1;
-    return rc;
-}
 
 static int epoch(tagg_engine_t *e, int open)
 {
@@ -265,9 +267,8 @@ static int overlapped(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, in
     helper_job_t j = {.busy = 0};
     job_start(f, e, c, &j, ag, dir, cov);
     int rc = transfers(e, c, tr, dir, pos);
-    for (int d = 0; rc == 0 && d < c->ndom; d++)
-        if (e->buf.ops->flush(&e->buf, c->aggr[d]) < 0)
-            rc = -1;
+    if (rc == 0 && flush_targets(e, c) < 0)
+        rc = -1;
     int fr = job_join(f, e, &j);
     throttle_pass(f, c, fr);
     return rc < 0 ? rc : fr;
@@ -303,7 +304,7 @@ static int run_ahead(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tag
         if (k == c->nrounds) {
             r  = job_join(f, e, &j);
             rc = rc < 0 ? rc : r;
-            if (last_flush(e, c) < 0)
+            if (flush_targets(e, c) < 0)
                 rc = -1;
             break;
         }
@@ -362,7 +363,7 @@ static int pipeline(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tagg
             }
         }
         if (k == c->nrounds) {
-            if (locked && last_flush(e, c) < 0)
+            if (locked && flush_targets(e, c) < 0)
                 rc = -1;
             break;
         }

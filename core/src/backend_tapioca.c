@@ -374,6 +374,45 @@ static int tapioca_close(tagg_file_t *f)
 
 static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir);
 
+/* ---- speculative direct access (tagg/callplan.h: tagg_spec_*) --------------
+ * The shapes a rank guesses direct outlive a file on MPI_COMM_WORLD (an
+ * application writes the same decomposition into one file per step): one set
+ * per resource key, in the process. Files on other communicators, and
+ * asynchronous ones (their calls run on worker threads), keep their own. */
+#define TAGG_SPEC_SLOTS 4
+static struct {
+    uint64_t    key;
+    tagg_spec_t s;
+} world_spec[TAGG_SPEC_SLOTS];
+static int world_spec_next;
+
+static tagg_spec_t *spec_of(const tagg_file_t *f, tagg_engine_t *e)
+{
+    if (!world_file(f) || !e->res_key)
+        return &e->spec;
+    uint64_t h = hash_text(e->res_key);
+    for (int i = 0; i < TAGG_SPEC_SLOTS; i++)
+        if (world_spec[i].key == h)
+            return &world_spec[i].s;
+    int i = world_spec_next;
+    world_spec_next = (i + 1) % TAGG_SPEC_SLOTS;
+    memset(&world_spec[i], 0, sizeof world_spec[i]);
+    world_spec[i].key = h;
+    return &world_spec[i].s;
+}
+
+/* Whether this file's calls may be accessed before their plan: the model
+ * decides them (aggregate=auto, no aggregator count, no tuning model) or they
+ * are all direct (aggregate=never), and no layout constraint sends stripes to
+ * their nodes' aggregators. */
+static int spec_allowed(const tagg_file_t *f, const tagg_engine_t *e)
+{
+    if (!f->cfg.speculate || (f->store_ops->owner && f->store_ops->owner(f, 0, 0) >= 0))
+        return 0;
+    return f->cfg.aggregate == TAGG_AGGREGATE_NEVER ||
+           (f->cfg.aggregate == TAGG_AGGREGATE_AUTO && f->cfg.aggregators <= 0 && !e->tune);
+}
+
 /* Collective raw-data requests on a store whose stripes only some ranks may
  * reach (node-local subfiles): one domain per stripe, each aggregated on its
  * node, so one pass covers at most owner_window stripes; longer requests go
@@ -450,10 +489,28 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
     uint64_t       h;
     uint32_t       fl;
     const tagg_engine_mrow_t *known;
-    double         t0 = MPI_Wtime();
+    static const tagg_extents_t none = {0};
     memset(&c, 0, sizeof c);
     res_offer(f, e, &h, &fl, &known);
-    if (tagg_engine_describe(f, e, x, h, fl, known) < 0)
+    /* speculative direct access: this rank's runs first, when it guesses the
+     * plan will send them direct; its row then says they are done (or failed) */
+    tagg_spec_t    *sp = spec_allowed(f, e) ? spec_of(f, e) : NULL;
+    tagg_req_desc_t mine;
+    int             spec = 0;
+    double          tspec = MPI_Wtime();
+    if (sp) {
+        tagg_engine_row_of(x, &mine);
+        spec = x->n && !f->io_failed &&
+               (f->cfg.aggregate == TAGG_AGGREGATE_NEVER || tagg_spec_guess(sp, dir == TAGG_READ, &mine));
+    }
+    uint32_t rflags = 0;
+    if (spec)
+        rflags = TAGG_REQ_DONE | (tagg_io_direct(f, x, dir) < 0 ? TAGG_REQ_FAILED : 0u);
+    tspec = MPI_Wtime() - tspec;
+    e->spec_early += spec;
+    e->t_fs += spec ? tspec : 0;
+    double t0 = MPI_Wtime();
+    if (tagg_engine_describe(f, e, x, rflags, h, fl, known) < 0)
         return -1;
     tagg_engine_tune_note(f, e, dir);
     int raw = 0, failed = 0;
@@ -470,7 +527,14 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
     double tb = 0;
     int rc = tagg_engine_plan(f, e, &c, dir);
     double t1 = MPI_Wtime();
-    if (rc == 0 && c.plan.action == TAGG_CALL_DIRECT) {
+    if (spec)
+        x = &none; /* accessed: nothing of this rank's is left to move */
+    if (sp && (c.plan.action == TAGG_CALL_DIRECT || c.plan.action == TAGG_CALL_AGGREGATE))
+        tagg_spec_learn(sp, dir == TAGG_READ, &mine, &c.plan);
+    if (c.plan.action == TAGG_CALL_FAILED || (rc == 0 && c.plan.all_done))
+        f->io_agreed = 1; /* every rank saw every rank's outcome in the rows: no agreement after */
+    e->spec_calls += rc == 0 && c.plan.all_done && f->rank == 0;
+    if (rc == 0 && c.plan.action == TAGG_CALL_DIRECT && !c.plan.all_done) {
         rc = tagg_io_direct(f, x, dir); /* each rank its own extents, in order */
         e->t_fs += MPI_Wtime() - t1;     /* all of it is file-system calls */
     }
@@ -491,7 +555,7 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
     if (f->cfg.verbose >= 2 && f->rank == 0 && c.plan.action != TAGG_CALL_AGGREGATE) {
         printf("tagg: %s call not aggregated (%s) cost_direct=%.3gs cost_aggregated=%.3gs plan=%.6fs access=%.6fs\n",
                dir == TAGG_WRITE ? "write" : "read", c.plan.why ? c.plan.why : "failed", c.plan.cost_direct,
-               c.plan.cost_aggr, t1 - t0, MPI_Wtime() - t1);
+               c.plan.cost_aggr, t1 - t0, MPI_Wtime() - t1 + (spec ? tspec : 0));
         fflush(stdout);
     }
     if (f->cfg.verbose >= 2 && f->rank == 0 && c.plan.action == TAGG_CALL_AGGREGATE && c.aggr) {
@@ -507,7 +571,7 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
         fflush(stdout);
     }
     if (rc == 0 && f->rank == 0 && f->cfg.record && *f->cfg.record) /* appended after the agreement */
-        tagg_engine_record(f, e, &c, dir, t1 - t0, MPI_Wtime() - t1);
+        tagg_engine_record(f, e, &c, dir, t1 - t0, MPI_Wtime() - t1 + (spec ? tspec : 0));
     tagg_engine_call_free(&c);
     return rc;
 }
@@ -536,9 +600,10 @@ static void tapioca_describe(const tagg_file_t *f, char *buf, size_t len)
         return;
     }
     /* rank 0's counts: every rank makes the same choices */
-    int n = snprintf(buf, len, "%s%saggregate=%s direct_by_model=%llu plans_reused=%llu", e->tier_text,
-                     e->tier_text[0] ? " " : "", tagg_aggregate_names[f->cfg.aggregate],
-                     (unsigned long long)e->direct_calls, (unsigned long long)e->reused);
+    int n = snprintf(buf, len, "%s%saggregate=%s direct_by_model=%llu plans_reused=%llu speculated=%llu accessed_early=%llu",
+                     e->tier_text, e->tier_text[0] ? " " : "", tagg_aggregate_names[f->cfg.aggregate],
+                     (unsigned long long)e->direct_calls, (unsigned long long)e->reused,
+                     (unsigned long long)e->spec_calls, (unsigned long long)e->spec_early);
     if (e->tune && n >= 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, " tuned_calls=%llu tuning_kept=%llu", (unsigned long long)e->tune_calls,
                  (unsigned long long)e->tune_kept);

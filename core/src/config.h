@@ -140,6 +140,12 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "(calls of 2 rounds or more; layouts whose accesses are POSIX calls: shared with file_io=posix, "    \
       "subfiles; with buffers >= 3 and no throttle the helper runs ahead of the rounds' agreements). 0 = " \
       "both on the calling thread, one after the other")                                  \
+    X(speculate, BOOL, int, NULL, "1", 0, 1, NULL,                                                          \
+      "speculative direct access (backend=tapioca): a rank whose collective request has the shape of "   \
+      "one of its recent requests that the cost model sent direct (or every request, aggregate=never) "   \
+      "accesses its runs before the describe gather and says so in its row; when every rank did, that "   \
+      "gather, which carries any failure, is the call's only synchronisation. A wrong guess only "       \
+      "leaves that rank's runs out of the aggregation. 0 = every call waits for the plan")               \
     X(block, SIZE, int64_t, NULL, "1M", 1, 1LL << 30, NULL,                                                \
       "file domains are aligned to this (file-system block or stripe) unless the layout has a stripe")  \
     X(strategy, ENUM, int, TAGG_ENV_STRATEGY, "memory-aware", 0, 0, tagg_strategy_names,                  \

@@ -65,6 +65,10 @@ typedef struct tagg_engine {
     tagg_dir_t        prev_dir;
     uint64_t          reused;    /* plans reused (summary) */
     uint64_t          direct_calls, aggr_decisions; /* the model's choice (summary, rank 0) */
+    uint64_t          spec_calls;  /* calls every rank accessed before the plan (speculative, summary) */
+    uint64_t          spec_early;  /* this rank's requests accessed before their plan (summary: rank 0's) */
+    tagg_spec_t       spec;        /* the shapes this rank guesses direct (files on other communicators;
+                                      files on MPI_COMM_WORLD share the process's, backend_tapioca.c) */
     /* self-tuning (engine_tune.c): the fitted model (tuning=), its checksum,
      * the file system's kind as every rank agrees on it, counters */
     tagg_tune_model_t *tune;
@@ -131,8 +135,9 @@ typedef struct tagg_engine_mrow {
     int32_t  pad;
 } tagg_engine_mrow_t;
 
-/* engine_plan.c. Collective (one MPI_Allgather): this rank's row (the resource
- * key hash riding in it) and every rank's, into e->rows. At a file's first
+/* engine_plan.c. Collective (one MPI_Allgather): this rank's row (req_flags,
+ * TAGG_REQ_FAILED when f->io_failed, and the resource key hash riding in it)
+ * and every rank's, into e->rows. At a file's first
  * call (e->res NULL: no resources yet, the same on every rank) the rows carry
  * the machine step's row too (filled by tagg_engine_machine_row; known, when
  * not NULL: the row the cached resources this rank offers were made from), so
@@ -151,8 +156,10 @@ typedef struct tagg_engine_row tagg_engine_row_t;
 #define TAGG_RES_WORLD 1u /* the file's communicator is congruent to MPI_COMM_WORLD (cache usable) */
 #define TAGG_RES_MISS 2u  /* no cached set for the file's key: res_hash names the set a new one would
                              replace (0: a free slot; UINT64_MAX: none, every set is in use) */
-int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, uint64_t res_hash,
-                         uint32_t res_flags, const tagg_engine_mrow_t *known);
+int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, uint32_t req_flags,
+                         uint64_t res_hash, uint32_t res_flags, const tagg_engine_mrow_t *known);
+/* engine_plan.c. Local: the row that describes x (req_flags and a failure aside). */
+void tagg_engine_row_of(const tagg_extents_t *x, tagg_req_desc_t *q);
 
 /* engine_tune.c. Local, after the describe gather: what the call's pattern
  * says beyond its rows for records and tuning (e->repeat; 0 and nothing done

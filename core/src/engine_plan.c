@@ -35,7 +35,7 @@ void tagg_engine_call_free(tagg_call_t *c)
 static int domain_of(const tagg_call_t *c, uint64_t off) { return (int)((off - c->lo) / c->dsize); }
 
 /* This rank's row: range, bytes, runs, regular shape (x is sorted by offset). */
-static void describe_row(const tagg_extents_t *x, tagg_req_desc_t *q)
+void tagg_engine_row_of(const tagg_extents_t *x, tagg_req_desc_t *q)
 {
     memset(q, 0, sizeof *q);
     q->lo = UINT64_MAX;
@@ -70,12 +70,13 @@ static void describe_row(const tagg_extents_t *x, tagg_req_desc_t *q)
         q->flags |= TAGG_REQ_RAW;
 }
 
-int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, uint64_t res_hash,
-                         uint32_t res_flags, const tagg_engine_mrow_t *known)
+int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, uint32_t req_flags,
+                         uint64_t res_hash, uint32_t res_flags, const tagg_engine_mrow_t *known)
 {
     tagg_engine_row_t mine;
     memset(&mine, 0, sizeof mine);
-    describe_row(x, &mine.req);
+    tagg_engine_row_of(x, &mine.req);
+    mine.req.flags |= req_flags | (f->io_failed ? TAGG_REQ_FAILED : 0u); /* a failure rides in the row */
     mine.res_hash = res_hash, mine.res_flags = res_flags;
     mine.fs_kind = (uint32_t)e->fs_kind, mine.tune_sum = e->tune_sum;
     if (f->store_ops->dio_block && f->store_ops->dio_block(f) == TAGG_DIO_ALIGN) /* the store opened after the engine */

@@ -4,6 +4,9 @@
  *   TAGG_FAULT="aggregator_write:rank=R[:after=N]"
  *     the (N+1)-th aggregator file write on rank R fails with EIO
  *   TAGG_FAULT="aggregator_read:rank=R[:after=N]"   likewise for reads
+ *   TAGG_FAULT="direct_write:rank=R[:after=N]"  the (N+1)-th extent rank R writes itself
+ *                                     (tagg_io_direct: direct and speculative calls) fails
+ *   TAGG_FAULT="direct_read:rank=R[:after=N]"   likewise for reads
  *   TAGG_FAULT="nvr_alloc:rank=R"      the NVR tier's posix_fallocate reports ENOSPC on rank R
  *   TAGG_FAULT="tier_alloc:rank=R"     the test tier's memAlloc fails (out of space) on rank R
  *   TAGG_FAULT="tier_write:rank=R[:after=N]"  the test tier's (N+1)-th memWrite fails on rank R

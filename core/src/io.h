@@ -110,6 +110,10 @@ struct tagg_file {
                                                 * (file.c; the same on every rank) */
     int                       async_fallback;  /* async=1 asked for, MPI lacks MPI_THREAD_MULTIPLE */
     int                       io_meta;         /* the request being moved is file metadata (set by tagg_io_*) */
+    int                       io_failed;       /* this rank failed the collective request before the backend
+                                                  (set by tagg_io_exec): its row says so */
+    int                       io_agreed;       /* set by a backend whose collective call already agreed on its
+                                                  outcome with every rank: tagg_io_exec then skips its agreement */
     int                       size_everywhere; /* the store's get_size is local knowledge: every rank asks, max */
     int                       seen; /* rank 0: what it found at the path just before the store's open (one stat and
                                      * the index probe): 0 not known, 1 nothing, 2 a plain file, 3 a subfile index */

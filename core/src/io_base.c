@@ -10,6 +10,7 @@
  *                   into the other. */
 #define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
 #include "error.h"
+#include "fault.h"
 #include "io.h"
 #include "mpi_wait.h"
 
@@ -19,6 +20,11 @@ int tagg_io_direct(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
 {
     for (size_t i = 0; i < x->n; i++) {
         const tagg_extent_t *e = &x->v[i];
+        if (tagg_fault(dir == TAGG_WRITE ? "direct_write" : "direct_read", f->rank)) {
+            TAGG_ERR(TAGG_E_IO, "direct %s of %llu bytes at offset %llu failed: Input/output error (injected by TAGG_FAULT)",
+                     dir == TAGG_WRITE ? "write" : "read", (unsigned long long)e->len, (unsigned long long)e->off);
+            return -1;
+        }
         int rc = dir == TAGG_WRITE            ? f->store_ops->pwrite(f, e->off, e->len, e->mem)
                  : f->store_ops->pread_extent ? f->store_ops->pread_extent(f, e->off, e->len, e->mem)
                                               : f->store_ops->pread(f, e->off, e->len, e->mem);
@@ -60,6 +66,7 @@ int tagg_io_exec(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool colle
      * backend call, so that no rank is left waiting. */
     x->meta    = kind == TAGG_META;
     f->io_meta = x->meta; /* the store routes metadata apart for node-local subfiles */
+    f->io_failed = rc < 0, f->io_agreed = 0;
     if (rc == 0 || collective) {
         const tagg_extents_t *use = rc == 0 ? x : &none;
         brc = dir == TAGG_WRITE ? f->ops->write(f, use, collective) : f->ops->read(f, use, collective);
@@ -67,7 +74,9 @@ int tagg_io_exec(tagg_file_t *f, tagg_extents_t *x, tagg_kind_t kind, bool colle
             rc = -1;
     }
     if (collective) {
-        rc = tagg_agree(f->comm, rc, dir == TAGG_WRITE ? "collective write" : "collective read");
+        if (!f->io_agreed) /* else the backend's own gather carried every rank's outcome */
+            rc = tagg_agree(f->comm, rc, dir == TAGG_WRITE ? "collective write" : "collective read");
+        f->io_agreed = 0;
         if (f->ops->done) /* the agreement waited for every rank: the call's end */
             f->ops->done(f, dir, rc);
     }

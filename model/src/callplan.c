@@ -111,13 +111,18 @@ static int dom_of(const tagg_call_plan_t *c, uint64_t off) {
   return d >= (uint64_t)c->ndom ? c->ndom - 1 : (int)d;
 }
 
+/* A row the plan moves: runs not accessed before the plan (TAGG_REQ_DONE). */
+static int has_runs(const tagg_req_desc_t *q) {
+  return q->lo != UINT64_MAX && q->bytes && !(q->flags & TAGG_REQ_DONE);
+}
+
 static int prodlist_build(const tagg_call_in_t *in, const tagg_call_plan_t *c, prodlist_t *pl) {
   pl->first = calloc((size_t)c->ndom + 1, sizeof *pl->first);
   if (!pl->first) return -1;
   size_t total = 0;
   for (int r = 0; r < in->nranks; r++) {
     const tagg_req_desc_t *q = &in->req[r];
-    if (q->lo == UINT64_MAX || !q->bytes) continue;
+    if (!has_runs(q)) continue;
     for (int d = dom_of(c, q->lo); d <= dom_of(c, q->hi - 1); d++) pl->first[d + 1]++, total++;
   }
   for (int d = 0; d < c->ndom; d++) pl->first[d + 1] += pl->first[d];
@@ -127,7 +132,7 @@ static int prodlist_build(const tagg_call_in_t *in, const tagg_call_plan_t *c, p
   memcpy(fill, pl->first, ((size_t)c->ndom + 1) * sizeof *fill);
   for (int r = 0; r < in->nranks; r++) {
     const tagg_req_desc_t *q = &in->req[r];
-    if (q->lo == UINT64_MAX || !q->bytes) continue;
+    if (!has_runs(q)) continue;
     for (int d = dom_of(c, q->lo); d <= dom_of(c, q->hi - 1); d++) {
       uint64_t dlo = c->lo + (uint64_t)d * c->dsize, dhi = dlo + c->dsize;
       uint64_t a = q->lo > dlo ? q->lo : dlo, b = q->hi < dhi ? q->hi : dhi;
@@ -317,7 +322,7 @@ static double serial_direct_time(const tagg_call_in_t *in, double worst_rank) {
   double sum = 0;
   for (int r = 0; r < in->nranks; r++) {
     const tagg_req_desc_t *q = &in->req[r];
-    if (q->lo != UINT64_MAX && q->bytes) sum += rank_direct_time(in, q);
+    if (has_runs(q)) sum += rank_direct_time(in, q);
   }
   sum /= nn > 0 ? nn : 1;
   return sum > worst_rank ? sum : worst_rank;
@@ -329,7 +334,7 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   c->bufsize = in ? in->bufsize : 0;
   if (!in || !in->req || !in->tiers || !in->opts || in->nranks < 1 || in->bufsize == 0 || in->nbuf < 1)
     return tagg_seterr(err, TAGG_EINVAL, "call plan: missing input");
-  int P = in->nranks, overlap = 0, raw = 0;
+  int P = in->nranks, overlap = 0, raw = 0, done = 0;
   uint64_t lo = UINT64_MAX, hi = 0, total = 0;
   double worst_runs = 0, worst_move = 0;
   const tagg_tier_t *src = &in->tiers->tier[in->tiers->source];
@@ -340,6 +345,7 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
       return TAGG_OK;
     }
     if (q->lo == UINT64_MAX || !q->bytes) continue;
+    if (q->flags & TAGG_REQ_DONE) { done++; continue; } /* accessed before the gather: left out */
     lo = q->lo < lo ? q->lo : lo, hi = q->hi > hi ? q->hi : hi, total += q->bytes;
     overlap |= (q->flags & TAGG_REQ_OVERLAP) != 0, raw |= (q->flags & TAGG_REQ_RAW) != 0;
     /* direct: this rank's runs as file-system requests, one after the other */
@@ -349,6 +355,11 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
     /* aggregated: the same runs as one-sided transfers into the aggregation tier */
     double m = (double)n * src->latency + (double)q->bytes / src->bandwidth;
     worst_move = m > worst_move ? m : worst_move;
+  }
+  c->done = done;
+  if (!total && done) {
+    c->action = TAGG_CALL_DIRECT, c->all_done = 1, c->why = "accessed before the plan (speculative)";
+    return TAGG_OK;
   }
   if (!total) { c->action = TAGG_CALL_NOTHING, c->why = "nothing to move"; return TAGG_OK; }
   if (overlap) { c->action = TAGG_CALL_DIRECT, c->why = "a rank's own runs overlap"; return TAGG_OK; }
@@ -431,7 +442,7 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
      * TAGG_AGGR_MIN_GAIN of direct access the two are a tie, and a tie goes
      * to direct access (no exchange, no synchronisation). */
     if (in->mode == TAGG_AGGREGATE_AUTO && in->naggr <= 0 && !(c->cost_aggr < (1 - TAGG_AGGR_MIN_GAIN) * c->cost_direct)) {
-      c->action = TAGG_CALL_DIRECT, c->why = "direct access costs less";
+      c->action = TAGG_CALL_DIRECT, c->why = "direct access costs less", c->by_cost = 1;
       return TAGG_OK;
     }
   }
@@ -453,7 +464,7 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   if (c->throttle >= c->ndom) c->throttle = 0; /* no aggregator would ever wait */
   c->exact = 1;
   for (int r = 0; r < P; r++)
-    if (in->req[r].lo != UINT64_MAX && in->req[r].bytes && !in->req[r].count) c->exact = 0;
+    if (has_runs(&in->req[r]) && !in->req[r].count) c->exact = 0;
 
   prodlist_t pl = {0};
   c->aggr = malloc((size_t)c->ndom * sizeof *c->aggr);
@@ -461,11 +472,11 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   if (!rc) rc = elect(in, c, &pl, err);
   prodlist_free(&pl);
   if (rc) { /* the decision stands (every rank made it, with its domain count and throttle); only this rank's plan failed */
-    int exact = c->exact, ndom = c->ndom, throttle = c->throttle, per_node = c->per_node;
+    int exact = c->exact, ndom = c->ndom, throttle = c->throttle, per_node = c->per_node, done = c->done;
     uint64_t bufsize = c->bufsize;
     tagg_call_plan_free(c);
     c->action = TAGG_CALL_AGGREGATE, c->why = "failed", c->exact = exact;
-    c->ndom = ndom, c->throttle = throttle, c->per_node = per_node, c->bufsize = bufsize;
+    c->ndom = ndom, c->throttle = throttle, c->per_node = per_node, c->bufsize = bufsize, c->done = done;
   }
   return rc;
 }
@@ -502,7 +513,7 @@ int tagg_call_coverage(const tagg_call_in_t *in, const tagg_call_plan_t *c, int 
   uint64_t dlo = c->lo + (uint64_t)d * c->dsize, dhi = dlo + c->dsize;
   pairs_t p = {0};
   for (int r = 0; r < in->nranks; r++)
-    if (in->req[r].bytes) tagg_req_runs(&in->req[r], dlo, dhi, push_pair, &p);
+    if (has_runs(&in->req[r])) tagg_req_runs(&in->req[r], dlo, dhi, push_pair, &p);
   if (p.oom) { free(p.v); return tagg_seterr(err, TAGG_ENOMEM, "out of memory"); }
   /* every rank's runs are in file order: usually already sorted when producers do not interleave */
   int sorted = 1;

@@ -18,7 +18,7 @@ typedef struct {
     const char *reject; /* substring of the error message */
 } config_case_t;
 
-#define ENGINE "aggregators=0;aggregate=auto;fs_client=auto;direct_io=auto;direct_io_min=1048576;file_io=auto;buffer_size=4194304;buffers=2;overlap=1;block=1048576;strategy=memory-aware;throttle=-1;" \
+#define ENGINE "aggregators=0;aggregate=auto;fs_client=auto;direct_io=auto;direct_io_min=1048576;file_io=auto;buffer_size=4194304;buffers=2;overlap=1;speculate=1;block=1048576;strategy=memory-aware;throttle=-1;" \
                "aggr_per_node=-1;topology=;" TIERS_DEF
 #define TIERS_DEF "aggr_tier=auto;persistency=none;tiers=;nvr_dir=;hbm_capacity=0;dram_capacity=0;nvr_capacity=0;" \
                   "hbm_emulate=0;"
@@ -34,7 +34,7 @@ static const config_case_t cases[] = {
     {"verbose=2;", NULL, "verbose=2;summary=;backend=tapioca;" DEF_TAIL, NULL},
     {NULL, "summary=/tmp/x.log", "verbose=0;summary=/tmp/x.log;backend=tapioca;" DEF_TAIL, NULL},
     {NULL, "fsync=off;fsync=on", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=1" ASYNC_DEF, NULL},
-    {NULL, "bogus=1", NULL, "unknown key 'bogus' (valid keys: verbose, summary, backend, aggregators, aggregate, fs_client, direct_io, direct_io_min, file_io, buffer_size, buffers, overlap, block, "
+    {NULL, "bogus=1", NULL, "unknown key 'bogus' (valid keys: verbose, summary, backend, aggregators, aggregate, fs_client, direct_io, direct_io_min, file_io, buffer_size, buffers, overlap, speculate, block, "
                           "strategy, throttle, aggr_per_node, topology, aggr_tier, persistency, tiers, nvr_dir, hbm_capacity, "
                           "dram_capacity, nvr_capacity, hbm_emulate, layout, stripe_size, subfiles, destination, drain, verify, compression, compression_level, compression_shuffle, compression_typesize, salvage, fsync, async, workers, staging_bytes, write_behind, record, tuning)"},
     {NULL, "verbose=9", NULL, "key 'verbose': 9 is out of range [0, 2]"},
@@ -84,7 +84,7 @@ static const config_case_t cases[] = {
     {NULL, "verbose", NULL, "'verbose' is not of the form key=value"},
     {"verbose=7;", NULL, NULL, "[from the TAGG_* environment]"},
     {NULL, "backend=mpiio;aggregators=3;buffer_size=64K;buffers=3;overlap=off;block=4K;strategy=longest;throttle=1;aggr_per_node=2",
-     "verbose=0;summary=;backend=mpiio;aggregators=3;aggregate=auto;fs_client=auto;direct_io=auto;direct_io_min=1048576;file_io=auto;buffer_size=65536;buffers=3;overlap=0;block=4096;strategy=longest;"
+     "verbose=0;summary=;backend=mpiio;aggregators=3;aggregate=auto;fs_client=auto;direct_io=auto;direct_io_min=1048576;file_io=auto;buffer_size=65536;buffers=3;overlap=0;speculate=1;block=4096;strategy=longest;"
      "throttle=1;aggr_per_node=2;topology=;" TIERS_DEF "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF,
      NULL},
     {NULL, "buffer_size=1K", NULL, "key 'buffer_size': 1024 is out of range [4096, 1073741824]"},
@@ -92,19 +92,19 @@ static const config_case_t cases[] = {
     {NULL, "buffer_size=4Q", NULL, "is not a size (a whole number with an optional K, M, G or T suffix)"},
     {NULL, "buffers=1", NULL, "key 'buffers': 1 is out of range [2, 16]"},
     {NULL, "throttle=0;aggr_per_node=0", "verbose=0;summary=;backend=tapioca;aggregators=0;aggregate=auto;fs_client=auto;direct_io=auto;direct_io_min=1048576;file_io=auto;buffer_size=4194304;buffers=2;"
-     "overlap=1;block=1048576;strategy=memory-aware;throttle=0;aggr_per_node=0;topology=;" TIERS_DEF "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0"
+     "overlap=1;speculate=1;block=1048576;strategy=memory-aware;throttle=0;aggr_per_node=0;topology=;" TIERS_DEF "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0"
      ASYNC_DEF,
      NULL},
     /* aggregate or not (issue 13): the model's choice, or forced */
     {"aggregate=never;", NULL, "verbose=0;summary=;backend=tapioca;aggregators=0;aggregate=never;fs_client=auto;direct_io=auto;direct_io_min=1048576;file_io=auto;buffer_size=4194304;buffers=2;"
-     "overlap=1;block=1048576;strategy=memory-aware;throttle=-1;aggr_per_node=-1;topology=;" TIERS_DEF "layout=shared;" SF_DEF
+     "overlap=1;speculate=1;block=1048576;strategy=memory-aware;throttle=-1;aggr_per_node=-1;topology=;" TIERS_DEF "layout=shared;" SF_DEF
      ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF, NULL},
     {NULL, "aggregate=sometimes", NULL, "key 'aggregate': unknown value 'sometimes' (valid: auto, always, never)"},
     {NULL, "throttle=-2", NULL, "key 'throttle': -2 is out of range [-1, 1048576]"},
     {NULL, "aggr_per_node=-5", NULL, "key 'aggr_per_node': -5 is out of range [-1, 1024]"},
     /* tiers (issue 5) */
     {NULL, "aggr_tier=nvr;persistency=job;nvr_dir=/scratch/x;hbm_capacity=32M;dram_capacity=1G;nvr_capacity=2T;hbm_emulate=1",
-     "verbose=0;summary=;backend=tapioca;aggregators=0;aggregate=auto;fs_client=auto;direct_io=auto;direct_io_min=1048576;file_io=auto;buffer_size=4194304;buffers=2;overlap=1;block=1048576;strategy=memory-aware;"
+     "verbose=0;summary=;backend=tapioca;aggregators=0;aggregate=auto;fs_client=auto;direct_io=auto;direct_io_min=1048576;file_io=auto;buffer_size=4194304;buffers=2;overlap=1;speculate=1;block=1048576;strategy=memory-aware;"
      "throttle=-1;aggr_per_node=-1;topology=;aggr_tier=nvr;persistency=job;tiers=;nvr_dir=/scratch/x;hbm_capacity=33554432;"
      "dram_capacity=1073741824;nvr_capacity=2199023255552;hbm_emulate=1;layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF,
      NULL},

@@ -3,8 +3,9 @@
  * aggregate, by the model's cost with the target's cost by request size, and
  * forced), the partition, the election (one domain per rank, aggregators per
  * node, the layout's placement constraint), plan reuse (same shape), coverage
- * from the rows, the tier file's request lines, and the memory of a plan at
- * 64K ranks. Expected values are worked out by hand in the comments. */
+ * from the rows, the tier file's request lines, the memory of a plan at
+ * 64K ranks, and speculative direct access (rows done before the plan, the
+ * shapes a rank guesses direct). Expected values are worked out by hand in the comments. */
 #include <stdlib.h>
 #include "testutil.h"
 #include "tagg/callplan.h"
@@ -761,6 +762,117 @@ static void test_memory_64k(void **state) {
   fx_free(&fx);
 }
 
+/* Rows accessed before the plan (TAGG_REQ_DONE, speculative direct access):
+ * left out of the decision, the partition and the coverage; all done is a
+ * direct call with nothing left; a failure still fails the call. */
+static void test_done_rows(void **state) {
+  (void)state;
+  fx_t fx;
+  fx_init(&fx, 4, 4);
+  for (int r = 0; r < 4; r++) row(&fx, r, (uint64_t)r * 8 * MiB, 1, 8 * MiB, 0);
+  tagg_call_plan_t p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  assert_true(p.by_cost);
+  assert_false(p.all_done);
+  for (int r = 0; r < 4; r++) fx.req[r].flags |= TAGG_REQ_DONE;
+  fx.req[3] = (tagg_req_desc_t){.lo = UINT64_MAX}; /* an empty rank does not hold the call up */
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  assert_true(p.all_done);
+  assert_false(p.by_cost);
+  assert_int_equal(p.done, 3);
+  fx.req[1].flags |= TAGG_REQ_FAILED; /* a speculative access that failed */
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_FAILED);
+  assert_int_equal(p.failed_rank, 1);
+  /* Mixed: rank 0's block (done) inside the range of ranks 1-3's column
+   * blocks, which aggregate: the plan covers only their runs. */
+  column_blocks(&fx, 4, 64);
+  row(&fx, 0, 2048, 1, 2 * KiB, 0);
+  fx.req[0].flags |= TAGG_REQ_DONE;
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_AGGREGATE);
+  assert_int_equal(p.done, 1);
+  assert_false(p.all_done);
+  assert_int_equal(p.lo, 4096); /* one domain starts at the data: rank 1's first run, rank 0's block left out */
+  assert_int_equal(p.hi, 2048 + 63 * 8 * KiB + 8 * KiB);
+  uint64_t *cov = NULL;
+  size_t ncov = 0;
+  tagg_err_t err = {0};
+  uint64_t total = 0;
+  for (int d = 0; d < p.ndom; d++) {
+    if (tagg_call_coverage(&fx.in, &p, d, &cov, &ncov, &err)) fail_msg("%s", err.msg);
+    for (size_t i = 0; i < ncov; i++) {
+      total += cov[2 * i + 1];
+      /* rank 0's block [2048, 4096) is never covered */
+      assert_true(cov[2 * i] >= 4096 || cov[2 * i] + cov[2 * i + 1] <= 2048);
+    }
+    free(cov);
+  }
+  /* ranks 1-3: 64 rows of 6 KiB (adjacent, merged), rank 0's 2 KiB left out */
+  assert_int_equal(total, 64 * 6 * KiB);
+  tagg_call_plan_free(&p);
+  fx_free(&fx);
+}
+
+/* The shapes a rank guesses direct (tagg_spec_*): learnt from a plan direct by
+ * cost (or all done), per direction, wherever the request lies; forgotten when
+ * a plan aggregates it; at most TAGG_SPEC_SHAPES, the oldest given up. */
+static void test_spec_shapes(void **state) {
+  (void)state;
+  fx_t fx;
+  fx_init(&fx, 2, 2);
+  tagg_spec_t s;
+  memset(&s, 0, sizeof s);
+  row(&fx, 0, 0, 1, 8 * MiB, 0);
+  row(&fx, 1, 8 * MiB, 1, 8 * MiB, 0);
+  tagg_req_desc_t mine = fx.req[0];
+  assert_false(tagg_spec_guess(&s, 0, &mine)); /* nothing learnt yet */
+  tagg_call_plan_t p = plan_ok(&fx);
+  assert_true(p.by_cost);
+  tagg_spec_learn(&s, 0, &mine, &p);
+  assert_true(tagg_spec_guess(&s, 0, &mine));
+  assert_false(tagg_spec_guess(&s, 1, &mine)); /* reads apart */
+  tagg_req_desc_t moved = mine;
+  moved.lo += 100 * MiB, moved.hi += 100 * MiB; /* the next timestep */
+  assert_true(tagg_spec_guess(&s, 0, &moved));
+  tagg_req_desc_t other = mine;
+  other.bytes /= 2, other.hi = other.lo + other.bytes, other.len = other.bytes;
+  assert_false(tagg_spec_guess(&s, 0, &other));
+  tagg_req_desc_t meta = mine;
+  meta.flags = 0; /* file metadata: never guessed */
+  assert_false(tagg_spec_guess(&s, 0, &meta));
+  /* a forced direct plan (aggregate=never) teaches nothing */
+  fx.in.mode = TAGG_AGGREGATE_NEVER;
+  p = plan_ok(&fx);
+  assert_false(p.by_cost);
+  tagg_spec_learn(&s, 1, &mine, &p);
+  assert_false(tagg_spec_guess(&s, 1, &mine));
+  fx.in.mode = TAGG_AGGREGATE_ALWAYS; /* aggregated: forgotten */
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_AGGREGATE);
+  tagg_spec_learn(&s, 0, &moved, &p);
+  tagg_call_plan_free(&p);
+  assert_false(tagg_spec_guess(&s, 0, &mine));
+  assert_int_equal(s.n[0], 0);
+  /* TAGG_SPEC_SHAPES + 1 shapes: the first is given up, the last ones kept */
+  fx.in.mode = TAGG_AGGREGATE_AUTO;
+  p = plan_ok(&fx);
+  for (int i = 0; i <= TAGG_SPEC_SHAPES; i++) {
+    tagg_req_desc_t q = mine;
+    q.bytes = q.len = (uint64_t)(i + 1) * MiB, q.hi = q.lo + q.bytes;
+    tagg_spec_learn(&s, 0, &q, &p);
+    tagg_spec_learn(&s, 0, &q, &p); /* again: kept once */
+  }
+  assert_int_equal(s.n[0], TAGG_SPEC_SHAPES);
+  for (int i = 0; i <= TAGG_SPEC_SHAPES; i++) {
+    tagg_req_desc_t q = mine;
+    q.bytes = q.len = (uint64_t)(i + 1) * MiB, q.hi = q.lo + q.bytes;
+    assert_int_equal(tagg_spec_guess(&s, 0, &q), i > 0);
+  }
+  fx_free(&fx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decision_basics), cmocka_unit_test(test_decision_by_cost),
@@ -771,6 +883,7 @@ int main(void) {
       cmocka_unit_test(test_election),        cmocka_unit_test(test_owner_constraint),
       cmocka_unit_test(test_same_shape),      cmocka_unit_test(test_coverage),
       cmocka_unit_test(test_two_level),       cmocka_unit_test(test_memory_64k),
+      cmocka_unit_test(test_done_rows),       cmocka_unit_test(test_spec_shapes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,13 +5,17 @@
  * new file, then of the same file again (HDF5 probes an existing file first),
  * the demo's column-block pattern written three times with the same selection
  * (the first write makes the engine's resources, the later ones reuse the
- * plan), H5Fclose, H5Fopen read-only, two reads, H5Fclose. Exits 1 when the
- * data read back differs.
- *   mpiexec -n N sync_calls DIR */
+ * plan), H5Fclose, H5Fopen read-only, two reads, H5Fclose. With "direct",
+ * the same calls on one contiguous block per rank (1 MiB rows of the field),
+ * which the cost model sends direct: every call of a shape seen before is
+ * accessed before its plan (speculative direct access). Exits 1 when the data
+ * read back differs.
+ *   mpiexec -n N sync_calls DIR [direct] */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define COLS 256
 #define ROWS 64 /* per rank */
@@ -41,7 +45,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc < 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: sync_calls DIR\n");
+            fprintf(stderr, "usage: sync_calls DIR [direct]\n");
         MPI_Finalize();
         return 2;
     }
@@ -50,11 +54,16 @@ int main(int argc, char **argv)
     if (rank == 0)
         remove(path);
     MPI_Barrier(MPI_COMM_WORLD);
+    int     direct = argc > 2 && !strcmp(argv[2], "direct");
     long    ncols = COLS / size, c0 = rank * ncols, nrows = (long)ROWS * size, n = nrows * ncols;
     hsize_t dims[2] = {(hsize_t)nrows, COLS}, start[2] = {0, (hsize_t)c0}, count[2] = {(hsize_t)nrows, (hsize_t)ncols};
+    if (direct) { /* rank r: rows [r x ROWS, (r + 1) x ROWS) whole, one run of ROWS x COLS doubles */
+        ncols = COLS, c0 = 0, n = (long)ROWS * COLS;
+        start[0] = (hsize_t)rank * ROWS, start[1] = 0, count[0] = ROWS, count[1] = COLS;
+    }
     double *buf = malloc(sizeof(double) * (size_t)n);
     for (long i = 0; i < n; i++)
-        buf[i] = (double)((i / ncols) * COLS + c0 + i % ncols);
+        buf[i] = (double)(((long)start[0] + i / ncols) * COLS + c0 + i % ncols);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), dxpl = H5Pcreate(H5P_DATASET_XFER);
     H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
     H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
@@ -71,7 +80,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < 2; r++)
         bad += H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf) < 0;
     for (long i = 0; i < n; i++)
-        bad += buf[i] != (double)((i / ncols) * COLS + c0 + i % ncols);
+        bad += buf[i] != (double)(((long)start[0] + i / ncols) * COLS + c0 + i % ncols);
     H5Sclose(ms), H5Sclose(fs), H5Dclose(d);
     bad += H5Fclose(f) < 0;
     MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -46,6 +46,8 @@ typedef struct tagg_req_desc {
 #define TAGG_REQ_FAILED 1u  /* the rank failed locally: every rank fails the call */
 #define TAGG_REQ_OVERLAP 2u /* the rank's own runs overlap: access in order, directly */
 #define TAGG_REQ_RAW 4u     /* the rank has raw data (not file metadata) */
+#define TAGG_REQ_DONE 8u    /* the rank accessed its runs directly before the gather (speculative direct
+                               access, tagg_spec_guess): the plan leaves them out */
 
 /* The target file system's cost of one request by size: latency and bandwidth
  * measured at a few sizes (tagg-calibrate); linear interpolation in log(size),
@@ -140,6 +142,9 @@ typedef struct tagg_call_plan {
   int *aggr;                /* [ndom] aggregator rank of each domain */
   int exact;                /* every producer's runs follow from the rows (no coverage exchange) */
   double cost_direct, cost_aggr; /* model's estimate of each choice (seconds) */
+  int by_cost;              /* TAGG_CALL_DIRECT because direct access costs less (aggregate=auto) */
+  int done;                 /* rows accessed before the plan (TAGG_REQ_DONE) */
+  int all_done;             /* no other row has bytes: TAGG_CALL_DIRECT with nothing left to access */
 } tagg_call_plan_t;
 
 /* Returns TAGG_OK, or an error with out->action still telling what every
@@ -160,6 +165,31 @@ size_t tagg_req_runs(const tagg_req_desc_t *r, uint64_t a, uint64_t b,
  * only): *cov gets malloc'd (off, len) pairs. */
 int tagg_call_coverage(const tagg_call_in_t *in, const tagg_call_plan_t *plan, int d, uint64_t **cov,
                        size_t *ncov, tagg_err_t *err);
+
+/* Speculative direct access. Each rank remembers the shapes of its own recent
+ * requests (tagg_req_desc_t without its position: bytes, runs, regular shape)
+ * that the plan sent direct because direct access cost less, per direction.
+ * When a new request has one of them, the rank guesses the plan will say
+ * direct again: it accesses its runs first and sends its row flagged
+ * TAGG_REQ_DONE (with TAGG_REQ_FAILED if the access failed). The plan leaves
+ * done rows out; when every row with bytes is done, the call is over and the
+ * gather that carried the rows, and any failure, was its only
+ * synchronisation: no agreement after the access. A wrong guess costs the
+ * call the speculating ranks' share of the aggregation, never correctness:
+ * each rank's runs are its own, and every access of an earlier call ended
+ * before that call's last collective, which every rank left before it
+ * speculates. A shape the plan aggregates is forgotten. */
+#define TAGG_SPEC_SHAPES 4
+typedef struct tagg_spec {
+  tagg_req_desc_t shape[2][TAGG_SPEC_SHAPES]; /* [read] most recent first */
+  int n[2];
+} tagg_spec_t;
+
+/* 1 when `mine` (this rank's row, not empty) has a remembered shape of its direction. */
+int tagg_spec_guess(const tagg_spec_t *s, int read, const tagg_req_desc_t *mine);
+/* After the plan of a call: remembers mine's shape when the plan went direct by
+ * cost (or every row was done), forgets it when the plan aggregated. */
+void tagg_spec_learn(tagg_spec_t *s, int read, const tagg_req_desc_t *mine, const tagg_call_plan_t *plan);
 
 /* Peak bytes a rank holds while planning (rows + producer lists + plan), for
  * nranks and ndom domains where each rank's range meets `span` domains. */

@@ -54,6 +54,7 @@ static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_
     v[TAGG_TV_PAST_END]       = sum > 0 ? past / sum : 0;
     v[TAGG_TV_SETUP]          = e->setup;
     v[TAGG_TV_REPEAT]         = e->repeat;
+    v[TAGG_TV_DIO_MIN]        = e->dio_block ? (double)f->cfg.direct_io_min : 0;
 }
 
 void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir)
@@ -61,9 +62,12 @@ void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir)
     e->repeat = 0;
     if (!e->tune && !(f->cfg.record && *f->cfg.record))
         return; /* only records and tuning use it: no pass over every rank's row otherwise */
-    uint64_t h = 0; /* every rank's request (describe_row zeroes a row before filling it) */
-    for (int r = 0; r < f->size; r++)
-        h = (h ^ tagg_tune_checksum((const char *)&e->rows[r].req, sizeof e->rows[r].req)) * 0x100000001b3ull;
+    uint64_t h = 0; /* every rank's request (tagg_engine_row_of zeroes a row before filling it) */
+    for (int r = 0; r < f->size; r++) {
+        tagg_req_desc_t q = e->rows[r].req;
+        q.flags &= ~TAGG_REQ_DONE; /* the same request, accessed before its plan or not */
+        h = (h ^ tagg_tune_checksum((const char *)&q, sizeof q)) * 0x100000001b3ull;
+    }
     h += h == 0;
     int d = dir == TAGG_READ;
     e->repeat = e->last_hash[d] == h, e->last_hash[d] = h;

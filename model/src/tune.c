@@ -32,6 +32,7 @@ static const char *const var_names[TAGG_TV_COUNT_] = {
     [TAGG_TV_PAST_END] = "past_end",
     [TAGG_TV_SETUP] = "setup",
     [TAGG_TV_REPEAT] = "repeat",
+    [TAGG_TV_DIO_MIN] = "dio_min",
     [TAGG_TV_DIRECT] = "direct",
     [TAGG_TV_AGGREGATORS] = "aggregators",
     [TAGG_TV_BUFFER_SIZE] = "buffer_size",
@@ -79,6 +80,7 @@ struct tagg_tune_model {
     cand_t  cand[TAGG_TV_COUNT_];
     double  init, rate; /* gbdt */
     int     per_byte;   /* target log_seconds_per_byte: the trees predict ln(seconds / bytes of the call) */
+    int     version;    /* file format: 2 sees x through tagg_tune_effective */
     double  margin;     /* the predicted gain a choice needs over the cost model's (0: none) */
     uint64_t sum;       /* the 'end' line's checksum */
     int     ntrees;
@@ -270,10 +272,11 @@ int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char 
     }
     if (to_long(&r, r.buf + sizeof TAGG_TUNE_MAGIC, 1, 1000000, &v, "format version") < 0)
         goto done;
-    if (v != TAGG_TUNE_VERSION) {
-        fail(&r, "format %ld, this tagg reads format %d (refit with the matching tagg-tune)", v, TAGG_TUNE_VERSION);
+    if (v != 1 && v != TAGG_TUNE_VERSION) {
+        fail(&r, "format %ld, this tagg reads formats 1 and %d (refit with the matching tagg-tune)", v, TAGG_TUNE_VERSION);
         goto done;
     }
+    m->version = (int)v;
     TAKE();
     int nw = words(r.buf, w, 4);
     m->kind = -1;
@@ -492,9 +495,28 @@ double tagg_tune_call_bytes(const double x[TAGG_TV_COUNT_])
     return b > 1.0 ? b : 1.0; /* also when NaN */
 }
 
-double tagg_tune_predict(const tagg_tune_model_t *m, const double x[TAGG_TV_COUNT_], int *leaves)
+void tagg_tune_effective(double x[TAGG_TV_COUNT_])
 {
-    float in[TAGG_TV_COUNT_];
+    double dmin = x[TAGG_TV_DIO_MIN], access;
+    if (!(dmin > 0) || x[TAGG_TV_REPEAT] == 0)
+        return;
+    if (x[TAGG_TV_DIRECT] >= 0.5)
+        access = x[TAGG_TV_BYTES_PER_RANK] / (x[TAGG_TV_PIECES_PER_RANK] > 1 ? x[TAGG_TV_PIECES_PER_RANK] : 1);
+    else {
+        access = x[TAGG_TV_RANKS] * x[TAGG_TV_BYTES_PER_RANK] / (x[TAGG_TV_AGGREGATORS] > 1 ? x[TAGG_TV_AGGREGATORS] : 1);
+        access = access < x[TAGG_TV_BUFFER_SIZE] ? access : x[TAGG_TV_BUFFER_SIZE];
+    }
+    if (access >= dmin)
+        x[TAGG_TV_REPEAT] = 0;
+}
+
+double tagg_tune_predict(const tagg_tune_model_t *m, const double x0[TAGG_TV_COUNT_], int *leaves)
+{
+    float  in[TAGG_TV_COUNT_];
+    double x[TAGG_TV_COUNT_];
+    memcpy(x, x0, sizeof x);
+    if (m->version >= 2)
+        tagg_tune_effective(x);
     for (int i = 0; i < m->ninputs; i++)
         in[i] = (float)x[m->input[i]];
     double sum = 0;

@@ -141,8 +141,10 @@ assert recs[0]["op"] == "write" and recs[0]["setup"] == 2 and recs[0]["past_end"
 assert all(r["setup"] in (0, 1) for r in recs[1:]), [r["setup"] for r in recs]
 assert all(r["past_end"] == 0 for r in recs if r["op"] == "read"), [r["past_end"] for r in recs]
 assert recs[0]["repeat"] == 0, recs[0]
-# the cost model's estimates of each call (format 3): both made for raw data
-assert all(r["tagg_record"] == 3 and r["cost_direct"] > 0 and r["cost_aggr"] > 0 for r in recs), recs
+# the cost model's estimates of each call (format 3): both made for raw data;
+# dio_min (format 4): this local file system is accessed buffered
+assert all(r["tagg_record"] == 4 and r["cost_direct"] > 0 and r["cost_aggr"] > 0 for r in recs), recs
+assert all(r["dio_min"] == 0 for r in recs), recs
 PY
 # HDF5 reads a compound's records before setting a member (its background
 # buffer): on a new dataset those reads lie past every byte written
@@ -157,6 +159,13 @@ assert all(0 <= r["past_end"] <= 1 for r in recs)
 # repeat: the read-back reads every member, each time the same whole records
 back = [r for r in reads if r["past_end"] == 0]
 assert back[0]["repeat"] == 0 and sum(r["repeat"] for r in back) >= 1, [(r["op"], r["repeat"]) for r in recs]
+PY
+# dio_min: with direct_io=on (direct_io_min 64K) the accesses of 64 KiB or more bypass the page cache
+run "records with direct_io=on" "call" "direct_io=on;direct_io_min=64K" --kernel array1d --dist uniform --size 256K
+"$PYTHON" - rec.jsonl <<'PY' && ok "records: dio_min=65536 with direct_io=on" || bad "records with direct_io=on: $(cut -c1-400 rec.jsonl | head -3)"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert recs and all(r["dio_min"] == 65536 for r in recs if r["bytes_per_rank"] > 0), recs
 PY
 # a bad model: the open fails on every rank with the reason
 printf 'tagg-tune model 1\nkind svm\n' > bad.tune

@@ -219,7 +219,7 @@ static void test_bad_files(void **state)
 {
     (void)state;
     expect_error("tagg-tune model 1", "hdf5 model 1", 1, "line 1: not a tagg-tune model file");
-    expect_error("tagg-tune model 1", "tagg-tune model 2", 1, "format 2, this tagg reads format 1");
+    expect_error("tagg-tune model 1", "tagg-tune model 3", 1, "format 3, this tagg reads formats 1 and 2");
     expect_error("kind decision_tree", "kind svm", 1, "line 2: expected 'kind");
     expect_error("input bytes_per_rank", "input colour", 1, "line 6: unknown input 'colour'");
     expect_error("input bytes_per_rank", "input aggregators", 1, "listed twice");
@@ -276,6 +276,51 @@ static void test_per_byte(void **state)
     assert_double_equal(tagg_tune_call_bytes(x), 1, 0);
     assert_double_equal(tagg_tune_predict(m, x, NULL), exp(-21.0), 1e-18);
     tagg_tune_free(m);
+}
+
+/* Format 2: a repeat whose file accesses reach dio_min (O_DIRECT) is seen as
+ * no repeat (tagg_tune_effective); format 1 sees the records as they are. */
+static void test_effective_repeat(void **state)
+{
+    (void)state;
+    /* repeat 1: 1 ms (a cache hit), else 10 ms */
+    const char *body = "kind decision_tree\ntarget log_seconds\ninputs 1\ninput repeat\ncombine mean\ntrees 1\n"
+                       "tree 0 3\nnode 0 0 0.5 1 2 0\nnode 1 -1 0 -1 -1 -4.6051701859880918\n"
+                       "node 2 -1 0 -1 -1 -6.9077552789821368\n";
+    char v1[1024], v2[1024];
+    snprintf(v1, sizeof v1, "tagg-tune model 1\n%s", body);
+    snprintf(v2, sizeof v2, "tagg-tune model 2\n%s", body);
+    tagg_tune_model_t *m1 = load(v1), *m2 = load(v2);
+    double x[TAGG_TV_COUNT_] = {0};
+    x[TAGG_TV_RANKS] = 2, x[TAGG_TV_BYTES_PER_RANK] = 1048576, x[TAGG_TV_PIECES_PER_RANK] = 1;
+    x[TAGG_TV_REPEAT] = 1, x[TAGG_TV_DIO_MIN] = 1048576, x[TAGG_TV_DIRECT] = 1, x[TAGG_TV_BUFFER_SIZE] = 4194304;
+    assert_double_equal(tagg_tune_predict(m1, x, NULL), 1e-3, 1e-12);  /* format 1: as recorded */
+    assert_double_equal(tagg_tune_predict(m2, x, NULL), 10e-3, 1e-12); /* 1 MiB runs through O_DIRECT */
+    assert_double_equal(x[TAGG_TV_REPEAT], 1, 0);                     /* x itself unchanged */
+    x[TAGG_TV_PIECES_PER_RANK] = 2; /* 512 KiB runs: buffered, a cache may serve them */
+    assert_double_equal(tagg_tune_predict(m2, x, NULL), 1e-3, 1e-12);
+    x[TAGG_TV_DIRECT] = 0, x[TAGG_TV_AGGREGATORS] = 1; /* one aggregator: 2 MiB of rounds, O_DIRECT */
+    assert_double_equal(tagg_tune_predict(m2, x, NULL), 10e-3, 1e-12);
+    x[TAGG_TV_AGGREGATORS] = 4; /* 512 KiB each */
+    assert_double_equal(tagg_tune_predict(m2, x, NULL), 1e-3, 1e-12);
+    x[TAGG_TV_AGGREGATORS] = 1, x[TAGG_TV_BUFFER_SIZE] = 65536; /* rounds of one 64 KiB buffer */
+    assert_double_equal(tagg_tune_predict(m2, x, NULL), 1e-3, 1e-12);
+    x[TAGG_TV_BUFFER_SIZE] = 4194304, x[TAGG_TV_DIO_MIN] = 0; /* no O_DIRECT */
+    assert_double_equal(tagg_tune_predict(m2, x, NULL), 1e-3, 1e-12);
+    /* the choice sees it per candidate: direct (1 MiB runs, O_DIRECT, 10 ms)
+     * against 2 aggregators (1 MiB each, 10 ms) or 4 (cached, 1 ms) */
+    tagg_tune_free(m2);
+    snprintf(v2, sizeof v2, "tagg-tune model 2\nkind decision_tree\ntarget log_seconds\ninputs 3\ninput repeat\n"
+                            "input direct\ninput aggregators\ncandidates direct 0 1\ncandidates aggregators 0 2 4\ncombine mean\ntrees 1\n"
+                            "tree 0 3\nnode 0 0 0.5 1 2 0\nnode 1 -1 0 -1 -1 -4.6051701859880918\n"
+                            "node 2 -1 0 -1 -1 -6.9077552789821368\n");
+    m2 = load(v2);
+    int forced[TAGG_TV_COUNT_] = {0};
+    x[TAGG_TV_DIO_MIN] = 1048576, x[TAGG_TV_DIRECT] = 1, x[TAGG_TV_AGGREGATORS] = 0, x[TAGG_TV_PIECES_PER_RANK] = 1;
+    assert_double_equal(tagg_tune_choose(m2, x, forced), 1e-3, 1e-12);
+    assert_double_equal(x[TAGG_TV_DIRECT], 0, 0);
+    assert_double_equal(x[TAGG_TV_AGGREGATORS], 4, 0);
+    tagg_tune_free(m1), tagg_tune_free(m2);
 }
 
 static void test_truncation_everywhere(void **state)
@@ -356,7 +401,7 @@ int main(void)
         cmocka_unit_test(test_predict_tree),    cmocka_unit_test(test_choose),
         cmocka_unit_test(test_gbdt_and_forest), cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_truncation_everywhere), cmocka_unit_test(test_fuzz),
-        cmocka_unit_test(test_per_byte),
+        cmocka_unit_test(test_per_byte),        cmocka_unit_test(test_effective_repeat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

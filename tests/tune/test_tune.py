@@ -23,7 +23,7 @@ import pytest
 
 TOOL = os.environ["TAGG_TUNE"]
 EVAL = os.environ["TAGG_TUNE_EVAL"]
-VOCAB_LEN = 19
+VOCAB_LEN = 20
 
 
 def tool_module():
@@ -54,7 +54,7 @@ def synthetic_rows(n=400, seed=3):
         past_end = 1.0 if bpr == 4096 else 0.5 if pieces == 256 else 0.0  # of the pattern, as in a sweep
         setup = 2 if ranks == 2 else 1 if ranks == 4 else 0
         v = [ranks, max(1, ranks // 4), bpr, 0.25, pieces, 1.0 if pieces == 1 else 0.5,
-             0.5, 3, 0, past_end, setup, 0, direct, aggr, bufsz, 2, 0, 0, 1]
+             0.5, 3, 0, past_end, setup, 0, 0, direct, aggr, bufsz, 2, 0, 0, 1]
         total = ranks * bpr
         cost_direct = 2e-4 * pieces * ranks / 2 + total / 1.5e9  # the cost model's estimates
         cost_aggr = 1e-3 + total / (min(max(aggr, 1), 2) * 1.0e9)
@@ -80,14 +80,23 @@ def test_record_round_trip(tmp_path):
     assert len(lines) == len(rows)
     for row, line in zip(rows, lines):
         r = json.loads(line)
-        assert r["tagg_record"] == 3 and r["op"] == "write"
+        assert r["tagg_record"] == 4 and r["op"] == "write"
         assert r["file"] == 'a "quoted"\\name\n.h5'
         for k, x in zip(tt.VOCAB + tt.COSTS + ["t_plan", "t_move", "t_fs", "t_total"], row):
             assert r[k] == float(x), k  # exact: 17 significant digits
     back = tt.read_records([str(path)])
     assert len(back) == len(rows)
-    # format 2 (no cost estimates) is still read, those as None
+    # format 3 (no dio_min) is still read: O_DIRECT from 1 MiB on FUSE (fs_kind 3), as
+    # direct_io=auto did at its default, never elsewhere
     old = [json.loads(line) for line in lines]
+    for i, r in enumerate(old):
+        r["tagg_record"] = 3
+        r["fs_kind"] = 3 if i % 2 else 1
+        del r["dio_min"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in old))
+    back = tt.read_records([str(path)])
+    assert [r["dio_min"] for r in back] == [1048576 if i % 2 else 0 for i in range(len(old))]
+    # format 2 (no cost estimates) is still read, those as None
     for r in old:
         r["tagg_record"] = 2
         del r["cost_direct"], r["cost_aggr"]
@@ -107,9 +116,14 @@ def test_record_round_trip(tmp_path):
     path.write_text(json.dumps(no_cost) + "\n")
     r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
     assert r.returncode == 1 and "record lacks numeric cost_aggr" in r.stderr, r.stderr
-    path.write_text(lines[0].replace('"tagg_record":3', '"tagg_record":4') + "\n")
+    path.write_text(lines[0].replace('"tagg_record":4', '"tagg_record":5') + "\n")
     r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
-    assert r.returncode == 1 and "not a tagg record of format 1 to 3" in r.stderr, r.stderr
+    assert r.returncode == 1 and "not a tagg record of format 1 to 4" in r.stderr, r.stderr
+    no_dio = json.loads(lines[0])
+    del no_dio["dio_min"]
+    path.write_text(json.dumps(no_dio) + "\n")
+    r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
+    assert r.returncode == 1 and "record lacks numeric dio_min" in r.stderr, r.stderr
 
 
 def c_eval(model, X_full):
@@ -178,8 +192,8 @@ def test_fit_writes_table_and_model(tmp_path):
     assert "the engine may choose aggregators" in shown and "predicts ln(seconds per byte of the call)" in shown
     # choose: many pieces per rank must go through aggregators, one small
     # piece per rank must not (by construction, by factors of 3 and 30)
-    many = [16, 4, 1 << 20, 0.25, 256, 0.5, 0.5, 3, 0, 0.5, 0, 0, 1, 0, 4 << 20, 2, 0, 0, 1]
-    one = [2, 1, 65536, 0.25, 1, 1.0, 0.5, 3, 0, 0, 2, 0, 0, 2, 4 << 20, 2, 0, 0, 1]
+    many = [16, 4, 1 << 20, 0.25, 256, 0.5, 0.5, 3, 0, 0.5, 0, 0, 0, 1, 0, 4 << 20, 2, 0, 0, 1]
+    one = [2, 1, 65536, 0.25, 1, 1.0, 0.5, 3, 0, 0, 2, 0, 0, 0, 2, 4 << 20, 2, 0, 0, 1]
     ch = subprocess.run([EVAL, "--choose", str(model)], input="%s\n%s\n" % (" ".join(map(str, many)), " ".join(map(str, one))),
                         capture_output=True, text=True, check=True).stdout.splitlines()
     assert "direct=0" in ch[0] and "direct=1" in ch[1], ch
@@ -207,7 +221,7 @@ def test_bad_records_are_refused(tmp_path):
 def test_median_rows_one_per_pattern_and_settings():
     """fit --medians / heldout: one row per (kernel, pattern, settings), its
     time the median of the repetitions; other settings stay apart."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     rows = []
     for t in (0.1, 0.5, 0.2):               # three repetitions of one setting
         rows.append(dict(base, t_total=t))
@@ -266,7 +280,7 @@ def test_rel_center_minimises_relative_error():
 
 
 def test_training_rows_group_repetitions():
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     rows = [dict(base, t_total=t) for t in (0.010, 0.011, 0.012, 0.5, 0.6)]
     rows.append(dict(base, direct=1, aggregators=0, t_total=0.02))
     rows.append(dict(base, t_total=3.0, _kernel="other"))
@@ -282,7 +296,7 @@ def test_training_rows_group_repetitions():
 def test_pattern_key_holds_out_whole_kernels():
     """The whole-pattern CV never tests a call whose write/read or file-system
     twin is in training: the unit is the kernel, else the shape."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     assert tt.pattern_key(dict(base, fs_kind=3, is_read=1)) == tt.pattern_key(base)
     assert tt.pattern_key(dict(base, bytes_per_rank=4096)) != tt.pattern_key(base)
     assert tt.pattern_key(dict(base, _kernel="s3d-32")) == tt.pattern_key(dict(base, bytes_per_rank=7, _kernel="s3d-32"))
@@ -297,7 +311,7 @@ def machine_rows(sizes, reps=5, seed=4):
         for direct in (0, 1):
             for rep in range(reps):
                 t = 2 * bpr / (300e6 if direct else 600e6) * math.exp(rnd.gauss(0, 0.03)) * (20 if rep == 2 else 1)
-                rows.append(dict(zip(tt.VOCAB, [2, 1, bpr, 0, 1, 1, 1, 1, 0, 0, 0, 0, direct, 0 if direct else 1,
+                rows.append(dict(zip(tt.VOCAB, [2, 1, bpr, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, direct, 0 if direct else 1,
                                                 4 << 20, 2, 0, 0, 0]), t_total=t, _kernel="k%d" % bpr, _stall=rep == 2))
     return rows
 
@@ -426,3 +440,54 @@ def test_pick_kind_by_choice_then_error():
     assert tt.pick_kind(err, {"decision_tree": 0.80, "random_forest": 0.95, "gradient_boosting": 0.955}) == "random_forest"
     assert tt.pick_kind(err, {"decision_tree": 0.80, "random_forest": 0.93, "gradient_boosting": 0.95}) == "gradient_boosting"
     assert tt.pick_kind(err, {}) == "decision_tree"
+
+
+def test_effective_repeat_python_is_c(tmp_path):
+    """Format 2: a re-read whose file accesses reach dio_min goes through
+    O_DIRECT and is seen as no repeat, by tagg-tune's features (what the trees
+    are fitted on) and by the C evaluator (what the engine predicts), on the
+    same rows; the rule's edges (access exactly dio_min, one byte less) agree."""
+    from sklearn.tree import DecisionTreeRegressor
+    rnd = random.Random(11)
+    rows = []
+    for _ in range(300):
+        pieces = rnd.choice([1, 2, 3, 16])
+        bpr = rnd.choice([1 << 19, 1 << 20, 3 << 20, (1 << 20) * pieces, (1 << 20) * pieces - 1])
+        direct = rnd.choice([0, 1])
+        r = dict(zip(tt.VOCAB, [2, 1, bpr, 0, pieces, 1, 1, 3, 1, 0, 0, rnd.choice([0, 1]),
+                                rnd.choice([0, 1 << 20]), direct, 0 if direct else rnd.choice([1, 2, 4]),
+                                rnd.choice([1 << 19, 1 << 20, 4 << 20]), 2, 0, 0, 0]))
+        e = tt.effective(r)
+        r["t_total"] = 1e-3 * bpr / (1 << 20) * (0.1 if e["repeat"] else 1.0)  # cached re-reads are 10x faster
+        rows.append(r)
+    # by hand on a few: 1 MiB runs direct on dio_min 1 MiB are not cached; 1 MiB - 1 are
+    base = dict(rows[0], repeat=1, dio_min=1 << 20, direct=1, aggregators=0, pieces_per_rank=1, buffer_size=4 << 20)
+    assert tt.effective(dict(base, bytes_per_rank=1 << 20))["repeat"] == 0
+    assert tt.effective(dict(base, bytes_per_rank=(1 << 20) - 1))["repeat"] == 1
+    assert tt.effective(dict(base, bytes_per_rank=1 << 20, dio_min=0))["repeat"] == 1
+    agg = dict(base, direct=0, aggregators=2, bytes_per_rank=1 << 20)  # 2 MiB / 2 aggregators
+    assert tt.effective(agg)["repeat"] == 0 and tt.effective(dict(agg, aggregators=4))["repeat"] == 1
+    assert tt.effective(dict(agg, buffer_size=1 << 19))["repeat"] == 1  # rounds of one 512 KiB buffer
+    inputs = ["bytes_per_rank", "repeat", "direct"]
+    est = DecisionTreeRegressor(random_state=0).fit(tt.features(rows, inputs), tt.target_of(rows, "seconds"))
+    model = tmp_path / "m.tune"
+    model.write_text(tt.export("decision_tree", est, inputs, [], "seconds"))
+    assert model.read_text().startswith("tagg-tune model 2\n")
+    probe = [[r[k] for k in tt.VOCAB] for r in rows]
+    pred_c, _ = c_eval(model, probe)
+    pred_sk = np.exp(est.predict(tt.features(rows, inputs)))
+    np.testing.assert_allclose(pred_c, pred_sk, rtol=1e-12)
+    m = tt.load_model(str(model))
+    for r, p in zip(rows[:80], pred_c[:80]):
+        assert tt.predict_one(m, r) == pytest.approx(p, rel=1e-12)
+    # the transform matters on these rows: without it the C side would differ
+    raw = np.exp(est.predict(np.array([[float(r[k]) for k in inputs] for r in rows])))
+    assert np.any(np.abs(raw - pred_c) > 1e-9 * pred_c)
+    # a format 1 file is evaluated on the records as they are, by both readers
+    v1 = tmp_path / "v1.tune"
+    body = model.read_text().split("\nend ")[0].replace("tagg-tune model 2\n", "tagg-tune model 1\n", 1) + "\n"
+    v1.write_text(body + "end %016x\n" % tt.fnv1a(body.encode("ascii")))
+    pred_v1, _ = c_eval(v1, probe)
+    np.testing.assert_allclose(pred_v1, raw, rtol=1e-12)
+    m1 = tt.load_model(str(v1))
+    assert tt.predict_one(m1, rows[0]) == pytest.approx(pred_v1[0], rel=1e-12)

@@ -60,10 +60,10 @@ extern "C" {
 #endif
 
 #define TAGG_TUNE_MAGIC "tagg-tune model"
-#define TAGG_TUNE_VERSION 1
+#define TAGG_TUNE_VERSION 2 /* 2: repeat as the evaluator sees it (tagg_tune_effective); 1 is still read */
 #define TAGG_TUNE_MAX_BYTES ((size_t)256 << 20) /* a model file is at most this big */
 #define TAGG_TUNE_MAX_COMBOS 65536              /* candidate settings tried per choice */
-#define TAGG_TUNE_RECORD_VERSION 3              /* "tagg_record" of the lines tagg appends */
+#define TAGG_TUNE_RECORD_VERSION 4              /* "tagg_record" of the lines tagg appends */
 
 /* The vocabulary: every quantity a record carries and a model may use. The
  * first group describes the call (features of the pattern), the second the
@@ -88,6 +88,8 @@ typedef enum {
   TAGG_TV_REPEAT,          /* 1: every rank asks for exactly what it asked in the file's previous
                               collective call of the same direction (a re-read, which caches may
                               serve; a rewrite), else 0 */
+  TAGG_TV_DIO_MIN,         /* bytes from which the file's accesses bypass the page cache (O_DIRECT:
+                              direct_io's direct_io_min when every rank's layout uses it), 0 never */
   /* settings */
   TAGG_TV_DIRECT,          /* 1: every rank accessed its own extents; 0: aggregated */
   TAGG_TV_AGGREGATORS,     /* aggregators used */
@@ -132,8 +134,18 @@ int tagg_tune_uses(const tagg_tune_model_t *m, int v);
  * computed exactly so by tagg-tune. */
 double tagg_tune_call_bytes(const double x[TAGG_TV_COUNT_]);
 
+/* What a model of format 2 sees of x: a re-read or rewrite (repeat) is one
+ * no cache serves when the call's file accesses are at least dio_min bytes
+ * (the direct accesses' mean run, bytes_per_rank / pieces_per_rank; an
+ * aggregator's, the call's bytes / aggregators, at most one buffer), so repeat
+ * becomes 0 there. Without it a model learns from page-cache hits (a re-read
+ * of 512 KiB runs on a FUSE mount, buffered) that every re-read is cheap, and
+ * predicts 1 MiB re-reads through O_DIRECT 10x too fast. tagg-tune applies
+ * the same rule, in the same double arithmetic, before it fits. */
+void tagg_tune_effective(double x[TAGG_TV_COUNT_]);
+
 /* Predicted seconds for the full vocabulary vector x[TAGG_TV_COUNT_] (the
- * model reads the inputs it names).  leaves (may be NULL): per tree, the
+ * model reads the inputs it names; format 2 after tagg_tune_effective).  leaves (may be NULL): per tree, the
  * index of the leaf reached, for comparisons with scikit-learn's apply(). */
 double tagg_tune_predict(const tagg_tune_model_t *m, const double x[TAGG_TV_COUNT_], int *leaves);
 
@@ -157,11 +169,12 @@ double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUN
 
 /* ---- records (`record=FILE`): one JSON object a line ----------------------
  *
- *   {"tagg_record":3,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
+ *   {"tagg_record":4,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
  *    "cost_direct":0.051,"cost_aggr":0.042,"t_plan":0.0012,"t_move":0.0345,"t_fs":0.0211,"t_total":0.0568}
  *
- * Keys: tagg_record (format, 3; format 2 had no cost_direct or cost_aggr,
- * format 1 neither past_end, setup nor repeat), op ("write" or "read"), file
+ * Keys: tagg_record (format, 4; format 3 had no dio_min, format 2 no
+ * cost_direct or cost_aggr either, format 1 neither past_end, setup nor
+ * repeat), op ("write" or "read"), file
  * (the base name of the file, JSON-escaped), every vocabulary name above with
  * its value, the cost model's estimates of the call under its settings
  * (cost_direct: every rank accessing its own extents; cost_aggr: through the

@@ -550,7 +550,7 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
             f->stats.aggr_calls[dir] += f->rank == 0;
         }
     }
-    if (f->rank == 0 && c.plan.action == TAGG_CALL_DIRECT && c.plan.why && !strcmp(c.plan.why, "direct access costs less"))
+    if (f->rank == 0 && c.plan.action == TAGG_CALL_DIRECT && c.plan.by_cost)
         e->direct_calls++;
     if (f->cfg.verbose >= 2 && f->rank == 0 && c.plan.action != TAGG_CALL_AGGREGATE) {
         printf("tagg: %s call not aggregated (%s) cost_direct=%.3gs cost_aggregated=%.3gs plan=%.6fs access=%.6fs\n",

@@ -1,10 +1,13 @@
-/* What the core-level MPI tests share (test_reuse.c, test_wbehind.c): a check
- * every rank agrees on, a field of tagg's summary file, opening a file with a
- * configuration. Include after config.h and io.h. */
+/* What the core-level MPI tests share (test_reuse.c, test_wbehind.c,
+ * test_speculate.c): a check every rank agrees on, a field of tagg's summary
+ * file, opening a file with a configuration, a file against its image. Include
+ * after config.h and io.h. */
 #ifndef TAGG_TEST_MPI_CHECK_H
 #define TAGG_TEST_MPI_CHECK_H
 
+#include <fcntl.h>
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +65,22 @@ static tagg_file_t *open_file(const char *path, const char *cfgtext, unsigned fl
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     return f;
+}
+
+/* The file at path (read with POSIX) equals img[0, size): its bytes are the
+ * image's, and any part of the image past the file's end is zero. */
+static inline int file_is_image(const char *path, const unsigned char *img, uint64_t size)
+{
+    unsigned char *got = calloc(size ? size : 1, 1);
+    int            fd  = open(path, O_RDONLY);
+    ssize_t        n   = fd >= 0 && got ? pread(fd, got, size, 0) : -1;
+    if (fd >= 0)
+        close(fd);
+    int ok = n > 0 && memcmp(img, got, (size_t)n) == 0;
+    for (ssize_t i = n; ok && i < (ssize_t)size; i++)
+        ok = img[i] == 0;
+    free(got);
+    return ok;
 }
 
 #endif

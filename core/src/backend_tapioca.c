@@ -377,8 +377,12 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir);
 /* ---- speculative direct access (tagg/callplan.h: tagg_spec_*) --------------
  * The shapes a rank guesses direct outlive a file on MPI_COMM_WORLD (an
  * application writes the same decomposition into one file per step): one set
- * per resource key, in the process. Files on other communicators, and
- * asynchronous ones (their calls run on worker threads), keep their own. */
+ * per resource key, layout, way of reading (read_unit) and file system as
+ * this rank sees it, in the process: what a shape costs depends on all of
+ * them (a subfiled file's reads aggregate where a shared file's go direct;
+ * a checkpoint on the parallel file system, an analysis file on local disk).
+ * Files on other communicators, and asynchronous ones (their calls run on
+ * worker threads), keep their own. */
 #define TAGG_SPEC_SLOTS 4
 static struct {
     uint64_t    key;
@@ -386,11 +390,18 @@ static struct {
 } world_spec[TAGG_SPEC_SLOTS];
 static int world_spec_next;
 
-static tagg_spec_t *spec_of(const tagg_file_t *f, tagg_engine_t *e)
+static tagg_spec_t *spec_of(tagg_file_t *f, tagg_engine_t *e)
 {
     if (!world_file(f) || !e->res_key)
         return &e->spec;
-    uint64_t h = hash_text(e->res_key);
+    if (!e->spec_key) {
+        char     text[4200];
+        uint64_t ru = f->store_ops->read_unit ? f->store_ops->read_unit(f) : 0;
+        snprintf(text, sizeof text, "%s|%s|%llu|%u", e->res_key, f->store_ops->name, (unsigned long long)ru,
+                 tagg_file_fs_view(f));
+        e->spec_key = hash_text(text);
+    }
+    uint64_t h = e->spec_key;
     for (int i = 0; i < TAGG_SPEC_SLOTS; i++)
         if (world_spec[i].key == h)
             return &world_spec[i].s;

@@ -67,6 +67,7 @@ typedef struct tagg_engine {
     uint64_t          direct_calls, aggr_decisions; /* the model's choice (summary, rank 0) */
     uint64_t          spec_calls;  /* calls every rank accessed before the plan (speculative, summary) */
     uint64_t          spec_early;  /* this rank's requests accessed before their plan (summary: rank 0's) */
+    uint64_t          spec_key;    /* which of the process's sets of shapes this file uses (spec_of), 0: not yet */
     tagg_spec_t       spec;        /* the shapes this rank guesses direct (files on other communicators;
                                       files on MPI_COMM_WORLD share the process's, backend_tapioca.c) */
     /* self-tuning (engine_tune.c): the fitted model (tuning=), its checksum,

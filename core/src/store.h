@@ -42,6 +42,12 @@ typedef struct tagg_store_ops {
     /* The unit (bytes) the layout stores contiguously and that file domains
      * should be aligned to; 0 when any alignment will do. */
     uint64_t (*stripe)(const tagg_file_t *f);
+    /* Optional (NULL: 0): the unit (bytes) of which this layout reads a
+     * rank's first read of it whole, whatever part the read asks (the subfile
+     * layout checks a stripe against its recorded checksum), 0 when reads read
+     * what they ask. The same on every rank: the call plan prices a direct
+     * read by it (tagg_call_in.read_unit). */
+    uint64_t (*read_unit)(const tagg_file_t *f);
     /* Optional (NULL: none): the block size in which this rank moves large
      * accesses with O_DIRECT (direct_io, dio.h), 0 when it does not. From the
      * configuration and the mount table, at open: the engine agrees on it

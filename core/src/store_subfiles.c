@@ -805,6 +805,16 @@ static int sub_del(const char *path, MPI_Comm comm, MPI_Info info, const tagg_co
 
 static uint64_t sub_stripe(const tagg_file_t *f) { return sub_of(f)->ix.stripe; }
 static uint32_t sub_files(const tagg_file_t *f) { return sub_of(f)->ix.count; }
+/* A read-only open with verify=1 checks each stripe a rank reads, read whole
+ * the first time (read_checked); so does a read-write open of a closed file
+ * (read_base_checked). Formats 1 and 2 check whole subfiles: not priced.
+ * From the index (rank 0's), the open's mode and the configuration: the same
+ * on every rank. */
+static uint64_t sub_read_unit(const tagg_file_t *f)
+{
+    const sub_t *s = sub_of(f);
+    return (s->verify && s->ix.version >= TAGG_SF_VERSION_3) || s->base_on ? s->ix.stripe : 0;
+}
 /* direct_io: whole stripes are whole blocks when the stripe is a multiple of one */
 static uint64_t sub_dio_block(const tagg_file_t *f)
 {
@@ -832,6 +842,7 @@ const tagg_store_ops_t tagg_store_subfiles = {
     .stripe   = sub_stripe,
     .files    = sub_files,
     .dio_block = sub_dio_block,
+    .read_unit = sub_read_unit,
     .owner    = tagg_sub_owner,
     .owner_window = tagg_sub_owner_window,
     .posix_only = sub_posix_only,

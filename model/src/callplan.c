@@ -305,9 +305,19 @@ static double target_floor(const tagg_call_in_t *in, uint64_t total) {
   return bw > 0 ? (double)total / bw : 0;
 }
 
-/* Direct access: rank r's runs as file-system requests, one after the other. */
+/* Direct access: rank r's runs as file-system requests, one after the other;
+ * a read of a layout that reads whole units (read_unit: the subfile layout's
+ * checked stripes), each unit the rank's range touches read whole, once. The
+ * range stands for the units the runs touch (exact for dense runs, an upper
+ * bound for sparse ones): no allocation, every rank prices every row alike. */
+static uint64_t direct_units(const tagg_call_in_t *in, const tagg_req_desc_t *q) {
+  uint64_t u = in->read_unit;
+  return in->read && u && q->hi > q->lo ? (q->hi - 1) / u - q->lo / u + 1 : 0;
+}
+
 static double rank_direct_time(const tagg_call_in_t *in, const tagg_req_desc_t *q) {
-  uint64_t n = q->nruns ? q->nruns : 1;
+  uint64_t n = q->nruns ? q->nruns : 1, units = direct_units(in, q);
+  if (units) return (double)units * tagg_fs_request_time(in->fs, in->tiers, in->read_unit);
   return (double)n * tagg_fs_request_time(in->fs, in->tiers, q->bytes / n);
 }
 
@@ -328,14 +338,22 @@ static double serial_direct_time(const tagg_call_in_t *in, double worst_rank) {
   return sum > worst_rank ? sum : worst_rank;
 }
 
+/* as_if: the done rows count as any other and the plan stops at the decision
+ * (no election): what the call would have been without speculation. */
+static int plan_call(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *err, int as_if);
+
 int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *err) {
+  return plan_call(in, c, err, 0);
+}
+
+static int plan_call(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *err, int as_if) {
   memset(c, 0, sizeof *c);
   c->failed_rank = -1;
   c->bufsize = in ? in->bufsize : 0;
   if (!in || !in->req || !in->tiers || !in->opts || in->nranks < 1 || in->bufsize == 0 || in->nbuf < 1)
     return tagg_seterr(err, TAGG_EINVAL, "call plan: missing input");
   int P = in->nranks, overlap = 0, raw = 0, done = 0;
-  uint64_t lo = UINT64_MAX, hi = 0, total = 0;
+  uint64_t lo = UINT64_MAX, hi = 0, total = 0, direct_total = 0; /* bytes the file system serves: asked, or whole units */
   double worst_runs = 0, worst_move = 0;
   const tagg_tier_t *src = &in->tiers->tier[in->tiers->source];
   for (int r = 0; r < P; r++) {
@@ -345,12 +363,13 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
       return TAGG_OK;
     }
     if (q->lo == UINT64_MAX || !q->bytes) continue;
-    if (q->flags & TAGG_REQ_DONE) { done++; continue; } /* accessed before the gather: left out */
+    if ((q->flags & TAGG_REQ_DONE) && !as_if) { done++; continue; } /* accessed before the gather: left out */
     lo = q->lo < lo ? q->lo : lo, hi = q->hi > hi ? q->hi : hi, total += q->bytes;
     overlap |= (q->flags & TAGG_REQ_OVERLAP) != 0, raw |= (q->flags & TAGG_REQ_RAW) != 0;
     /* direct: this rank's runs as file-system requests, one after the other */
     uint64_t n = q->nruns ? q->nruns : 1;
     double t = rank_direct_time(in, q);
+    direct_total += direct_units(in, q) ? direct_units(in, q) * in->read_unit : q->bytes;
     worst_runs = t > worst_runs ? t : worst_runs;
     /* aggregated: the same runs as one-sided transfers into the aggregation tier */
     double m = (double)n * src->latency + (double)q->bytes / src->bandwidth;
@@ -358,7 +377,16 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   }
   c->done = done;
   if (!total && done) {
-    c->action = TAGG_CALL_DIRECT, c->all_done = 1, c->why = "accessed before the plan (speculative)";
+    /* The guess is judged as the call would have been planned: a shape whose
+     * call would now aggregate (another file system, layout or decomposition
+     * of the other ranks) is forgotten, one that would go direct by cost is
+     * kept (tagg_spec_learn), one forced direct (aggregate=never) neither. */
+    tagg_call_plan_t as;
+    int rc = plan_call(in, &as, err, 1);
+    if (rc) return rc;
+    c->spec_verdict = as.action == TAGG_CALL_AGGREGATE ? TAGG_SPEC_AGGREGATE : as.by_cost ? TAGG_SPEC_DIRECT : 0;
+    c->cost_direct = as.cost_direct, c->cost_aggr = as.cost_aggr;
+    c->action = TAGG_CALL_DIRECT, c->all_done = 1, c->done = done, c->why = "accessed before the plan (speculative)";
     return TAGG_OK;
   }
   if (!total) { c->action = TAGG_CALL_NOTHING, c->why = "nothing to move"; return TAGG_OK; }
@@ -421,7 +449,8 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   double t_fs = target_floor(in, total);
   if (!in->read && in->one_file && in->serial_writes && !measured_together(in) && in->topo)
     worst_runs = serial_direct_time(in, worst_runs);
-  c->cost_direct = worst_runs > t_fs ? worst_runs : t_fs;
+  double t_fs_direct = direct_total > total ? target_floor(in, direct_total) : t_fs; /* ranks sharing a unit each read it */
+  c->cost_direct = worst_runs > t_fs_direct ? worst_runs : t_fs_direct;
   double per_req = tagg_fs_request_time(in->fs, in->tiers, req);
   if (lone > 0 && measured_together(in)) {
     /* The request lines' rate is each of fs->ranks streams' share; the lone
@@ -448,6 +477,7 @@ int tagg_call_plan(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *er
   }
   if (!in->topo) return tagg_seterr(err, TAGG_EINVAL, "call plan: aggregation needs the machine description");
   c->action = TAGG_CALL_AGGREGATE;
+  if (as_if) return TAGG_OK; /* the decision is all that is asked: no election */
   c->why = owned ? "node-local stripes" : in->mode == TAGG_AGGREGATE_ALWAYS || in->naggr > 0 ? "forced" : "aggregation costs less";
 
   /* stepwise aggregation and throttling: configured, or the model's rules */

@@ -42,8 +42,9 @@ void tagg_spec_learn(tagg_spec_t *s, int read, const tagg_req_desc_t *mine, cons
   q.flags &= ~TAGG_REQ_DONE;
   if (!usable(&q)) return;
   int i = find(s, read, &q);
-  int keep = plan->action == TAGG_CALL_DIRECT && (plan->by_cost || plan->all_done);
-  if (plan->action == TAGG_CALL_AGGREGATE && i >= 0) { /* guessed wrong, or would have: forget it */
+  int keep = plan->action == TAGG_CALL_DIRECT && (plan->all_done ? plan->spec_verdict == TAGG_SPEC_DIRECT : plan->by_cost);
+  int wrong = plan->action == TAGG_CALL_AGGREGATE || (plan->all_done && plan->spec_verdict == TAGG_SPEC_AGGREGATE);
+  if (wrong && i >= 0) { /* guessed wrong, or would have: forget it */
     memmove(&s->shape[read][i], &s->shape[read][i + 1], (size_t)(s->n[read] - 1 - i) * sizeof q);
     s->n[read]--;
     return;

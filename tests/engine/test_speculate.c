@@ -21,7 +21,11 @@
  *      aggregator writes over rank 0's block; the shape the plan aggregated
  *      is forgotten, so rank 0 does not speculate again;
  *   d. as c with irregular runs (lengths alternate): the coverage exchange;
- *   e. aggregate=never: every call speculates, the first too.
+ *   e. aggregate=never: every call speculates, the first too;
+ *   g. small strided runs of every rank with aggregate=never (direct, every
+ *      call accessed before its plan), then the same runs in a new file with
+ *      aggregate=auto: every write aggregated, nothing accessed early (a
+ *      forced direct call teaches no shape);
  *   f. (fault) rank 1's third direct write fails while it speculates: the
  *      call fails on every rank (rank 1 with the injected error, the others
  *      naming rank 1), no rank hangs, later calls and the close succeed.
@@ -50,7 +54,7 @@
 
 static unsigned char val(uint64_t off, int t) { return (unsigned char)((off * 131 + (uint64_t)t * 7 + 3) % 251); }
 
-typedef enum { PAT_CONTIG, PAT_MIXED, PAT_MIXED_IRREGULAR } pattern_t;
+typedef enum { PAT_CONTIG, PAT_MIXED, PAT_MIXED_IRREGULAR, PAT_SMALL } pattern_t;
 
 /* The runs of rank r in call t, as (off, len) pairs into v; returns how many. */
 static size_t runs_of(pattern_t p, int r, int t, uint64_t *v, size_t cap)
@@ -61,6 +65,11 @@ static size_t runs_of(pattern_t p, int r, int t, uint64_t *v, size_t cap)
         uint64_t len = r == 2 ? 0 : 5000 + 777u * (uint64_t)r; /* uneven; rank 2 empty */
         v[0] = base + 13 + (uint64_t)r * 9000, v[1] = len;
         return len ? 1 : 0;
+    }
+    if (p == PAT_SMALL) { /* every call: RUN bytes at the start of every GAP, the ranks' slots in turn */
+        for (uint64_t g = (uint64_t)r; n < cap && g < SLOTS; g += (uint64_t)nranks, n++)
+            v[2 * n] = base + g * GAP, v[2 * n + 1] = RUN;
+        return n;
     }
     if (r == 0) { /* always the same block, in the gap after the first small run */
         v[0] = base + 128, v[1] = SMALL;
@@ -252,6 +261,19 @@ int main(int argc, char **argv)
         c = one_file(argv[2], "never", cfg, PAT_CONTIG);
         snprintf(what, sizeof what, "aggregate=never: %ld of %d calls ended at the gather", c.speculated, 2 * STEPS);
         check(c.speculated == 2 * STEPS, what);
+
+        /* g. aggregate=never teaches no shape: small runs written direct there,
+         * then a file of the same process with aggregate=auto plans them, and
+         * aggregates them, every call (until session 31 the second file took
+         * the first's shapes for its own and wrote every call direct) */
+        snprintf(cfg, sizeof cfg, "block=64K;aggregate=never;%s", argv[1]);
+        c = one_file(argv[2], "never-small", cfg, PAT_SMALL);
+        check(c.speculated == 2 * STEPS && c.aggr == 0, "aggregate=never, small runs: every call direct, ended at the gather");
+        snprintf(cfg, sizeof cfg, "block=64K;%s", argv[1]);
+        c = one_file(argv[2], "small", cfg, PAT_SMALL);
+        snprintf(what, sizeof what, "then aggregate=auto, the same runs: %ld of %d writes aggregated, %ld accesses before a plan (want %d, 0)",
+                 c.aggr, STEPS, c.early, STEPS);
+        check(c.aggr == STEPS && c.early == 0, what);
     }
     if (rank == 0)
         printf("%d passed, %d failed\n", passed, failed);

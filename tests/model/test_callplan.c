@@ -4,8 +4,8 @@
  * forced), the partition, the election (one domain per rank, aggregators per
  * node, the layout's placement constraint), plan reuse (same shape), coverage
  * from the rows, the tier file's request lines, the memory of a plan at
- * 64K ranks, and speculative direct access (rows done before the plan, the
- * shapes a rank guesses direct). Expected values are worked out by hand in the comments. */
+ * 64K ranks, speculative direct access (rows done before the plan, the
+ * shapes a rank guesses direct), and reads of layouts that read whole units. Expected values are worked out by hand in the comments. */
 #include <stdlib.h>
 #include "testutil.h"
 #include "tagg/callplan.h"
@@ -765,6 +765,53 @@ static void test_memory_64k(void **state) {
 /* Rows accessed before the plan (TAGG_REQ_DONE, speculative direct access):
  * left out of the decision, the partition and the coverage; all done is a
  * direct call with nothing left; a failure still fails the call. */
+/* A layout that reads whole units (the subfile layout checks each stripe a
+ * rank reads, read whole the first time): direct reads are priced as the
+ * units each rank's range touches, so that ranks sharing a unit read it once
+ * each. 8 ranks of one node each read 512 KiB of one 4 MiB stripe: asked,
+ * 4 MiB in all, direct is 8 concurrent 512 KiB requests; read whole, 8 x 4
+ * MiB, where one aggregator reads the stripe once. Ranks reading whole
+ * stripes of their own cost the same either way, and writes are not
+ * concerned. */
+static void test_read_unit(void **state) {
+  (void)state;
+  fx_t fx;
+  fx_init(&fx, 8, 8);
+  fx.in.unit = 4 * MiB, fx.in.read = 1;
+  for (int r = 0; r < 8; r++) row(&fx, r, (uint64_t)r * 512 * KiB, 1, 512 * KiB, 0);
+  tagg_call_plan_t asked = plan_ok(&fx);
+  assert_int_equal(asked.action, TAGG_CALL_DIRECT);
+  fx.in.read_unit = 4 * MiB;
+  tagg_call_plan_t whole = plan_ok(&fx);
+  assert_int_equal(whole.action, TAGG_CALL_AGGREGATE);
+  assert_int_equal(whole.ndom, 1);
+  /* each rank's own time is one 4 MiB request; the file system serves 32 MiB */
+  double one = tagg_fs_request_time(NULL, &fx.tiers, 4 * MiB);
+  double all = (double)(32 * MiB) / fx.tiers.tier[fx.tiers.target].bandwidth;
+  assert_true(whole.cost_direct >= one && whole.cost_direct >= all * (1 - 1e-12));
+  assert_true(whole.cost_direct > asked.cost_direct);
+  assert_true(whole.cost_aggr == asked.cost_aggr); /* an aggregator reads whole stripes anyway */
+  tagg_call_plan_free(&whole);
+  /* rank r reads stripe r whole: one unit each, asked or read whole */
+  for (int r = 0; r < 8; r++) row(&fx, r, (uint64_t)r * 4 * MiB, 1, 4 * MiB, 0);
+  tagg_call_plan_t own = plan_ok(&fx);
+  fx.in.read_unit = 0;
+  tagg_call_plan_t own0 = plan_ok(&fx);
+  assert_int_equal(own.action, own0.action);
+  assert_true(own.cost_direct == own0.cost_direct);
+  tagg_call_plan_free(&own), tagg_call_plan_free(&own0);
+  /* a write of the shared stripe: read_unit does not apply */
+  for (int r = 0; r < 8; r++) row(&fx, r, (uint64_t)r * 512 * KiB, 1, 512 * KiB, 0);
+  fx.in.read = 0;
+  tagg_call_plan_t w0 = plan_ok(&fx);
+  fx.in.read_unit = 4 * MiB;
+  tagg_call_plan_t w1 = plan_ok(&fx);
+  assert_int_equal(w0.action, w1.action);
+  assert_true(w0.cost_direct == w1.cost_direct && w0.cost_aggr == w1.cost_aggr);
+  tagg_call_plan_free(&w0), tagg_call_plan_free(&w1);
+  fx_free(&fx);
+}
+
 static void test_done_rows(void **state) {
   (void)state;
   fx_t fx;
@@ -816,8 +863,9 @@ static void test_done_rows(void **state) {
 }
 
 /* The shapes a rank guesses direct (tagg_spec_*): learnt from a plan direct by
- * cost (or all done), per direction, wherever the request lies; forgotten when
- * a plan aggregates it; at most TAGG_SPEC_SHAPES, the oldest given up. */
+ * cost (all done: one that would have been), per direction, wherever the
+ * request lies; forgotten when a plan aggregates it or would have; never
+ * learnt from aggregate=never; at most TAGG_SPEC_SHAPES, the oldest given up. */
 static void test_spec_shapes(void **state) {
   (void)state;
   fx_t fx;
@@ -870,6 +918,57 @@ static void test_spec_shapes(void **state) {
     q.bytes = q.len = (uint64_t)(i + 1) * MiB, q.hi = q.lo + q.bytes;
     assert_int_equal(tagg_spec_guess(&s, 0, &q), i > 0);
   }
+  /* Every row done: the guess is judged as the call would have been planned.
+   * Aggregate=never accesses every call first, and teaches nothing (until
+   * session 31 such calls were learnt, and a later file with aggregate=auto
+   * of the same process wrote its column blocks direct at 12 MiB/s where
+   * aggregated they went at 230, never to be corrected). */
+  memset(&s, 0, sizeof s);
+  column_blocks(&fx, 2, 256);
+  mine = fx.req[0];
+  for (int r = 0; r < 2; r++) fx.req[r].flags |= TAGG_REQ_DONE;
+  fx.in.mode = TAGG_AGGREGATE_NEVER;
+  p = plan_ok(&fx);
+  assert_true(p.all_done);
+  assert_int_equal(p.spec_verdict, 0);
+  tagg_spec_learn(&s, 0, &mine, &p);
+  assert_false(tagg_spec_guess(&s, 0, &mine));
+  /* learnt where small requests cost nothing (a tier file's request lines),
+   * kept while they do ... */
+  fx.in.mode = TAGG_AGGREGATE_AUTO;
+  tagg_fs_perf_t cheap;
+  tagg_err_t err = {0};
+  if (tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=1ns bandwidth=1000GB/s\nrequest 4M latency=1ns bandwidth=1000GB/s\n",
+                         "t", &cheap, &err))
+    fail_msg("%s", err.msg);
+  double target_bw = fx.tiers.tier[fx.tiers.target].bandwidth;
+  fx.tiers.tier[fx.tiers.target].bandwidth = 1e15;
+  fx.in.fs = &cheap;
+  for (int r = 0; r < 2; r++) fx.req[r].flags &= ~(uint32_t)TAGG_REQ_DONE;
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  assert_true(p.by_cost);
+  tagg_spec_learn(&s, 0, &mine, &p);
+  assert_true(tagg_spec_guess(&s, 0, &mine));
+  for (int r = 0; r < 2; r++) fx.req[r].flags |= TAGG_REQ_DONE;
+  p = plan_ok(&fx);
+  assert_true(p.all_done);
+  assert_int_equal(p.spec_verdict, TAGG_SPEC_DIRECT);
+  assert_false(p.by_cost); /* the summary's direct_by_model counts planned calls only */
+  tagg_spec_learn(&s, 0, &mine, &p);
+  assert_true(tagg_spec_guess(&s, 0, &mine));
+  /* ... and forgotten at the first call, every row done, on a target where
+   * each request costs (the default 1 ms): that call would have aggregated */
+  fx.in.fs = NULL;
+  fx.tiers.tier[fx.tiers.target].bandwidth = target_bw;
+  p = plan_ok(&fx);
+  assert_int_equal(p.action, TAGG_CALL_DIRECT);
+  assert_true(p.all_done);
+  assert_int_equal(p.spec_verdict, TAGG_SPEC_AGGREGATE);
+  assert_true(p.cost_aggr < p.cost_direct);
+  tagg_spec_learn(&s, 0, &mine, &p);
+  assert_false(tagg_spec_guess(&s, 0, &mine));
+  assert_int_equal(s.n[0], 0);
   fx_free(&fx);
 }
 
@@ -884,6 +983,7 @@ int main(void) {
       cmocka_unit_test(test_same_shape),      cmocka_unit_test(test_coverage),
       cmocka_unit_test(test_two_level),       cmocka_unit_test(test_memory_64k),
       cmocka_unit_test(test_done_rows),       cmocka_unit_test(test_spec_shapes),
+      cmocka_unit_test(test_read_unit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

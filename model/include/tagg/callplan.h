@@ -112,6 +112,11 @@ typedef struct tagg_call_in {
                                       this size (their unaligned ends buffered): a single domain starts at a
                                       multiple of it, so that its rounds are whole blocks in the file and in
                                       the buffers; 0: it starts where the data does */
+  uint64_t read_unit;              /* reads: > 0 when the layout reads each unit of this size that a rank's
+                                      direct read touches whole, the first time that rank reads it (the
+                                      subfile layout checks a stripe against its recorded checksum): direct
+                                      reads are priced as those whole units, which ranks sharing a unit each
+                                      read again, and an aggregator reads once; 0: as the runs asked */
   tagg_aggregate_t mode;
   const tagg_fs_perf_t *fs;        /* NULL: the tiers' target */
   double sync_cost;                /* seconds per synchronisation (0: 20 x the MPI latency) */
@@ -127,6 +132,9 @@ typedef enum { TAGG_CALL_NOTHING = 0, TAGG_CALL_DIRECT, TAGG_CALL_AGGREGATE, TAG
  * costs of request sizes, modelled exchange), and on the GlusterFS testbed a
  * 0.4 % predicted gain was an 8 % loss (S3D, 256 MiB: model/README.md). */
 #define TAGG_AGGR_MIN_GAIN 0.05
+
+/* tagg_call_plan_t.spec_verdict */
+enum { TAGG_SPEC_DIRECT = 1, TAGG_SPEC_AGGREGATE = 2 };
 
 typedef struct tagg_call_plan {
   tagg_call_action_t action;
@@ -145,6 +153,10 @@ typedef struct tagg_call_plan {
   int by_cost;              /* TAGG_CALL_DIRECT because direct access costs less (aggregate=auto) */
   int done;                 /* rows accessed before the plan (TAGG_REQ_DONE) */
   int all_done;             /* no other row has bytes: TAGG_CALL_DIRECT with nothing left to access */
+  int spec_verdict;         /* all_done: the plan the call would have had with the done rows as any
+                               other: TAGG_SPEC_DIRECT (direct, by cost), TAGG_SPEC_AGGREGATE, or 0
+                               (direct for another reason: aggregate=never, overlapping runs, metadata).
+                               cost_direct and cost_aggr are that plan's */
 } tagg_call_plan_t;
 
 /* Returns TAGG_OK, or an error with out->action still telling what every
@@ -178,7 +190,11 @@ int tagg_call_coverage(const tagg_call_in_t *in, const tagg_call_plan_t *plan, i
  * call the speculating ranks' share of the aggregation, never correctness:
  * each rank's runs are its own, and every access of an earlier call ended
  * before that call's last collective, which every rank left before it
- * speculates. A shape the plan aggregates is forgotten. */
+ * speculates. A shape the plan aggregates is forgotten, and so is one whose
+ * call, every row done, would have been aggregated (spec_verdict): the guess
+ * is checked on every call, so a shape learnt on one file system, layout or
+ * decomposition of the other ranks does not outlive them. A shape accessed
+ * direct for another reason than cost (aggregate=never) is not learnt. */
 #define TAGG_SPEC_SHAPES 4
 typedef struct tagg_spec {
   tagg_req_desc_t shape[2][TAGG_SPEC_SHAPES]; /* [read] most recent first */
@@ -188,7 +204,8 @@ typedef struct tagg_spec {
 /* 1 when `mine` (this rank's row, not empty) has a remembered shape of its direction. */
 int tagg_spec_guess(const tagg_spec_t *s, int read, const tagg_req_desc_t *mine);
 /* After the plan of a call: remembers mine's shape when the plan went direct by
- * cost (or every row was done), forgets it when the plan aggregated. */
+ * cost (every row done: would have, spec_verdict), forgets it when the plan
+ * aggregated or would have. */
 void tagg_spec_learn(tagg_spec_t *s, int read, const tagg_req_desc_t *mine, const tagg_call_plan_t *plan);
 
 /* Peak bytes a rank holds while planning (rows + producer lists + plan), for

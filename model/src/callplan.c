@@ -369,7 +369,8 @@ static int plan_call(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *
     /* direct: this rank's runs as file-system requests, one after the other */
     uint64_t n = q->nruns ? q->nruns : 1;
     double t = rank_direct_time(in, q);
-    direct_total += direct_units(in, q) ? direct_units(in, q) * in->read_unit : q->bytes;
+    uint64_t units = direct_units(in, q);
+    direct_total += units ? units * in->read_unit : q->bytes;
     worst_runs = t > worst_runs ? t : worst_runs;
     /* aggregated: the same runs as one-sided transfers into the aggregation tier */
     double m = (double)n * src->latency + (double)q->bytes / src->bandwidth;
@@ -382,10 +383,11 @@ static int plan_call(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *
      * of the other ranks) is forgotten, one that would go direct by cost is
      * kept (tagg_spec_learn), one forced direct (aggregate=never) neither. */
     tagg_call_plan_t as;
-    int rc = plan_call(in, &as, err, 1);
-    if (rc) return rc;
-    c->spec_verdict = as.action == TAGG_CALL_AGGREGATE ? TAGG_SPEC_AGGREGATE : as.by_cost ? TAGG_SPEC_DIRECT : 0;
-    c->cost_direct = as.cost_direct, c->cost_aggr = as.cost_aggr;
+    tagg_err_t as_err; /* no verdict (without a machine description): the call itself is done */
+    if (plan_call(in, &as, &as_err, 1) == TAGG_OK) {
+      c->spec_verdict = as.action == TAGG_CALL_AGGREGATE ? TAGG_SPEC_AGGREGATE : as.by_cost ? TAGG_SPEC_DIRECT : 0;
+      c->cost_direct = as.cost_direct, c->cost_aggr = as.cost_aggr;
+    }
     c->action = TAGG_CALL_DIRECT, c->all_done = 1, c->done = done, c->why = "accessed before the plan (speculative)";
     return TAGG_OK;
   }

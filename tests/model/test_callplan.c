@@ -65,6 +65,17 @@ static tagg_call_plan_t plan_ok(fx_t *fx) {
   return p;
 }
 
+/* A target where requests of any size cost nothing (the tier file's request
+ * lines), the whole-target limit out of the way: fx's plans read fs. */
+static void cheap_target(fx_t *fx, tagg_fs_perf_t *fs) {
+  tagg_err_t err = {0};
+  if (tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=1ns bandwidth=1000GB/s\nrequest 4M latency=1ns bandwidth=1000GB/s\n",
+                         "t", fs, &err))
+    fail_msg("%s", err.msg);
+  fx->tiers.tier[fx->tiers.target].bandwidth = 1e15;
+  fx->in.fs = fs;
+}
+
 static void test_decision_basics(void **state) {
   (void)state;
   fx_t fx;
@@ -122,11 +133,7 @@ static void test_decision_by_cost(void **state) {
   /* A target where small requests cost nothing (the tier file's request lines): direct. */
   tagg_fs_perf_t fs;
   tagg_err_t err = {0};
-  if (tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=1ns bandwidth=1000GB/s\nrequest 4M latency=1ns bandwidth=1000GB/s\n",
-                         "t", &fs, &err))
-    fail_msg("%s", err.msg);
-  fx.tiers.tier[fx.tiers.target].bandwidth = 1e15; /* the whole-target limit out of the way */
-  fx.in.fs = &fs;
+  cheap_target(&fx, &fs);
   p = plan_ok(&fx);
   assert_int_equal(p.action, TAGG_CALL_DIRECT);
   /* A tie goes to direct access: over request latencies from where direct
@@ -937,13 +944,8 @@ static void test_spec_shapes(void **state) {
    * kept while they do ... */
   fx.in.mode = TAGG_AGGREGATE_AUTO;
   tagg_fs_perf_t cheap;
-  tagg_err_t err = {0};
-  if (tagg_fs_perf_parse("tagg-tiers 1\nrequest 4K latency=1ns bandwidth=1000GB/s\nrequest 4M latency=1ns bandwidth=1000GB/s\n",
-                         "t", &cheap, &err))
-    fail_msg("%s", err.msg);
   double target_bw = fx.tiers.tier[fx.tiers.target].bandwidth;
-  fx.tiers.tier[fx.tiers.target].bandwidth = 1e15;
-  fx.in.fs = &cheap;
+  cheap_target(&fx, &cheap);
   for (int r = 0; r < 2; r++) fx.req[r].flags &= ~(uint32_t)TAGG_REQ_DONE;
   p = plan_ok(&fx);
   assert_int_equal(p.action, TAGG_CALL_DIRECT);

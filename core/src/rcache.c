@@ -3,6 +3,11 @@
 #include "bufpool.h"
 
 #include <string.h>
+#include <tagg/tune.h>
+
+/* self-tuning models of format 3 know which re-reads this cache serves */
+_Static_assert(TAGG_RCACHE_MAX == TAGG_TUNE_RCACHE_RUN && TAGG_RCACHE_SLOTS == TAGG_TUNE_RCACHE_SLOTS,
+               "tagg/tune.h's TAGG_TUNE_RCACHE_* follow rcache.h");
 
 static uint64_t held; /* bytes of buffers all caches of the process hold (atomic) */
 

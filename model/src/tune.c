@@ -80,7 +80,7 @@ struct tagg_tune_model {
     cand_t  cand[TAGG_TV_COUNT_];
     double  init, rate; /* gbdt */
     int     per_byte;   /* target log_seconds_per_byte: the trees predict ln(seconds / bytes of the call) */
-    int     version;    /* file format: 2 sees x through tagg_tune_effective */
+    int     version;    /* file format: 2 and 3 see x through tagg_tune_effective */
     double  margin;     /* the predicted gain a choice needs over the cost model's (0: none) */
     uint64_t sum;       /* the 'end' line's checksum */
     int     ntrees;
@@ -272,8 +272,8 @@ int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char 
     }
     if (to_long(&r, r.buf + sizeof TAGG_TUNE_MAGIC, 1, 1000000, &v, "format version") < 0)
         goto done;
-    if (v != 1 && v != TAGG_TUNE_VERSION) {
-        fail(&r, "format %ld, this tagg reads formats 1 and %d (refit with the matching tagg-tune)", v, TAGG_TUNE_VERSION);
+    if (v < 1 || v > TAGG_TUNE_VERSION) {
+        fail(&r, "format %ld, this tagg reads formats 1 to %d (refit with the matching tagg-tune)", v, TAGG_TUNE_VERSION);
         goto done;
     }
     m->version = (int)v;
@@ -495,13 +495,20 @@ double tagg_tune_call_bytes(const double x[TAGG_TV_COUNT_])
     return b > 1.0 ? b : 1.0; /* also when NaN */
 }
 
-void tagg_tune_effective(double x[TAGG_TV_COUNT_])
+void tagg_tune_effective(double x[TAGG_TV_COUNT_], int version)
 {
     double dmin = x[TAGG_TV_DIO_MIN], access;
-    if (!(dmin > 0) || x[TAGG_TV_REPEAT] == 0)
+    if (version < 2 || !(dmin > 0) || x[TAGG_TV_REPEAT] == 0)
         return;
-    if (x[TAGG_TV_DIRECT] >= 0.5)
+    if (x[TAGG_TV_DIRECT] >= 0.5) {
         access = x[TAGG_TV_BYTES_PER_RANK] / (x[TAGG_TV_PIECES_PER_RANK] > 1 ? x[TAGG_TV_PIECES_PER_RANK] : 1);
+        /* format 3: the read cache (rcache.h) serves such re-reads when it
+         * holds the rank's runs: each under its largest cover, all within
+         * its slots */
+        if (version >= 3 && access < (double)TAGG_TUNE_RCACHE_RUN &&
+            x[TAGG_TV_BYTES_PER_RANK] <= (double)TAGG_TUNE_RCACHE_SLOTS * (double)TAGG_TUNE_RCACHE_RUN)
+            return;
+    }
     else {
         access = x[TAGG_TV_RANKS] * x[TAGG_TV_BYTES_PER_RANK] / (x[TAGG_TV_AGGREGATORS] > 1 ? x[TAGG_TV_AGGREGATORS] : 1);
         access = access < x[TAGG_TV_BUFFER_SIZE] ? access : x[TAGG_TV_BUFFER_SIZE];
@@ -515,8 +522,7 @@ double tagg_tune_predict(const tagg_tune_model_t *m, const double x0[TAGG_TV_COU
     float  in[TAGG_TV_COUNT_];
     double x[TAGG_TV_COUNT_];
     memcpy(x, x0, sizeof x);
-    if (m->version >= 2)
-        tagg_tune_effective(x);
+    tagg_tune_effective(x, m->version);
     for (int i = 0; i < m->ninputs; i++)
         in[i] = (float)x[m->input[i]];
     double sum = 0;

@@ -219,7 +219,7 @@ static void test_bad_files(void **state)
 {
     (void)state;
     expect_error("tagg-tune model 1", "hdf5 model 1", 1, "line 1: not a tagg-tune model file");
-    expect_error("tagg-tune model 1", "tagg-tune model 3", 1, "format 3, this tagg reads formats 1 and 2");
+    expect_error("tagg-tune model 1", "tagg-tune model 4", 1, "format 4, this tagg reads formats 1 to 3");
     expect_error("kind decision_tree", "kind svm", 1, "line 2: expected 'kind");
     expect_error("input bytes_per_rank", "input colour", 1, "line 6: unknown input 'colour'");
     expect_error("input bytes_per_rank", "input aggregators", 1, "listed twice");
@@ -279,7 +279,9 @@ static void test_per_byte(void **state)
 }
 
 /* Format 2: a repeat whose file accesses reach dio_min (O_DIRECT) is seen as
- * no repeat (tagg_tune_effective); format 1 sees the records as they are. */
+ * no repeat (tagg_tune_effective); format 1 sees the records as they are;
+ * format 3 as format 2, but direct re-reads the read cache holds (runs under
+ * 4 MiB, at most 16 MiB a rank) stay repeats. */
 static void test_effective_repeat(void **state)
 {
     (void)state;
@@ -307,6 +309,26 @@ static void test_effective_repeat(void **state)
     assert_double_equal(tagg_tune_predict(m2, x, NULL), 1e-3, 1e-12);
     x[TAGG_TV_BUFFER_SIZE] = 4194304, x[TAGG_TV_DIO_MIN] = 0; /* no O_DIRECT */
     assert_double_equal(tagg_tune_predict(m2, x, NULL), 1e-3, 1e-12);
+    /* format 3 */
+    char v3[1024];
+    snprintf(v3, sizeof v3, "tagg-tune model 3\n%s", body);
+    tagg_tune_model_t *m3 = load(v3);
+    x[TAGG_TV_DIO_MIN] = 1048576, x[TAGG_TV_DIRECT] = 1, x[TAGG_TV_AGGREGATORS] = 0, x[TAGG_TV_PIECES_PER_RANK] = 1;
+    assert_double_equal(tagg_tune_predict(m2, x, NULL), 10e-3, 1e-12); /* format 2: 1 MiB runs through O_DIRECT */
+    assert_double_equal(tagg_tune_predict(m3, x, NULL), 1e-3, 1e-12);  /* format 3: the read cache holds them */
+    x[TAGG_TV_BYTES_PER_RANK] = 4194304 - 1; /* the largest run under the cache's cover */
+    assert_double_equal(tagg_tune_predict(m3, x, NULL), 1e-3, 1e-12);
+    x[TAGG_TV_BYTES_PER_RANK] = 4194304; /* a 4 MiB run: larger than a cover once unaligned */
+    assert_double_equal(tagg_tune_predict(m3, x, NULL), 10e-3, 1e-12);
+    x[TAGG_TV_BYTES_PER_RANK] = 16 * 1048576, x[TAGG_TV_PIECES_PER_RANK] = 16; /* 16 runs of 1 MiB: 4 slots hold 16 MiB */
+    assert_double_equal(tagg_tune_predict(m3, x, NULL), 1e-3, 1e-12);
+    x[TAGG_TV_BYTES_PER_RANK] = 17 * 1048576, x[TAGG_TV_PIECES_PER_RANK] = 17; /* more than the slots hold */
+    assert_double_equal(tagg_tune_predict(m3, x, NULL), 10e-3, 1e-12);
+    x[TAGG_TV_BYTES_PER_RANK] = 1048576, x[TAGG_TV_PIECES_PER_RANK] = 1;
+    x[TAGG_TV_DIRECT] = 0, x[TAGG_TV_AGGREGATORS] = 1; /* aggregators' rounds: no read cache, as format 2 */
+    assert_double_equal(tagg_tune_predict(m3, x, NULL), 10e-3, 1e-12);
+    x[TAGG_TV_DIRECT] = 1, x[TAGG_TV_AGGREGATORS] = 0, x[TAGG_TV_BUFFER_SIZE] = 4194304;
+    tagg_tune_free(m3);
     /* the choice sees it per candidate: direct (1 MiB runs, O_DIRECT, 10 ms)
      * against 2 aggregators (1 MiB each, 10 ms) or 4 (cached, 1 ms) */
     tagg_tune_free(m2);

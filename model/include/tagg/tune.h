@@ -60,7 +60,11 @@ extern "C" {
 #endif
 
 #define TAGG_TUNE_MAGIC "tagg-tune model"
-#define TAGG_TUNE_VERSION 2 /* 2: repeat as the evaluator sees it (tagg_tune_effective); 1 is still read */
+#define TAGG_TUNE_VERSION 3 /* 2, 3: repeat as the evaluator sees it (tagg_tune_effective); 1 and 2 are still read */
+/* Format 3: the shared layout's read cache of read-only opens (core/src/rcache.h:
+ * TAGG_RCACHE_MAX, TAGG_RCACHE_SLOTS) as tagg_tune_effective sees it. */
+#define TAGG_TUNE_RCACHE_RUN 4194304
+#define TAGG_TUNE_RCACHE_SLOTS 4
 #define TAGG_TUNE_MAX_BYTES ((size_t)256 << 20) /* a model file is at most this big */
 #define TAGG_TUNE_MAX_COMBOS 65536              /* candidate settings tried per choice */
 #define TAGG_TUNE_RECORD_VERSION 4              /* "tagg_record" of the lines tagg appends */
@@ -134,18 +138,23 @@ int tagg_tune_uses(const tagg_tune_model_t *m, int v);
  * computed exactly so by tagg-tune. */
 double tagg_tune_call_bytes(const double x[TAGG_TV_COUNT_]);
 
-/* What a model of format 2 sees of x: a re-read or rewrite (repeat) is one
- * no cache serves when the call's file accesses are at least dio_min bytes
- * (the direct accesses' mean run, bytes_per_rank / pieces_per_rank; an
- * aggregator's, the call's bytes / aggregators, at most one buffer), so repeat
- * becomes 0 there. Without it a model learns from page-cache hits (a re-read
- * of 512 KiB runs on a FUSE mount, buffered) that every re-read is cheap, and
- * predicts 1 MiB re-reads through O_DIRECT 10x too fast. tagg-tune applies
- * the same rule, in the same double arithmetic, before it fits. */
-void tagg_tune_effective(double x[TAGG_TV_COUNT_]);
+/* What a model of format 2 or 3 (version; format 1: nothing) sees of x: a
+ * re-read or rewrite (repeat) is one no cache serves when the call's file
+ * accesses are at least dio_min bytes (the direct accesses' mean run,
+ * bytes_per_rank / pieces_per_rank; an aggregator's, the call's bytes /
+ * aggregators, at most one buffer), so repeat becomes 0 there. Without it a
+ * model learns from page-cache hits (a re-read of 512 KiB runs on a FUSE
+ * mount, buffered) that every re-read is cheap, and predicts 1 MiB re-reads
+ * through O_DIRECT 10x too fast. Format 3 (session 32): a direct re-read
+ * keeps repeat when the shared layout's read cache of read-only opens holds
+ * it (runs under TAGG_TUNE_RCACHE_RUN, the rank's bytes at most
+ * TAGG_TUNE_RCACHE_SLOTS of them): 1 MiB runs re-read through O_DIRECT take
+ * 0.12-0.24 ms there, not 4-8 ms. tagg-tune applies the same rule, in the
+ * same double arithmetic, before it fits. */
+void tagg_tune_effective(double x[TAGG_TV_COUNT_], int version);
 
 /* Predicted seconds for the full vocabulary vector x[TAGG_TV_COUNT_] (the
- * model reads the inputs it names; format 2 after tagg_tune_effective).  leaves (may be NULL): per tree, the
+ * model reads the inputs it names; formats 2 and 3 after tagg_tune_effective).  leaves (may be NULL): per tree, the
  * index of the leaf reached, for comparisons with scikit-learn's apply(). */
 double tagg_tune_predict(const tagg_tune_model_t *m, const double x[TAGG_TV_COUNT_], int *leaves);
 

@@ -210,6 +210,10 @@ for b in h["bandwidth"]:
     assert b["tuned"][0] > 0 and b["default"][0] > 0 and b["best_bw"][0] > 0, b
     assert abs(b["tuned_over_best"] - b["tuned"][0] / b["best_bw"][0]) < 1e-9, b
     assert b["best"] in runs[1]["settings"], b                           # a setting of the sweep
+# per call: predicting each call's relative-error center exactly is the least mean error per record,
+# at most that of predicting its median; both and the model's per-call error are reported
+assert 0 <= h["center_floor_mean"] <= h["noise_mean"] + 1e-12, h
+assert h["call_err_mean"] >= 0 and h["call_err_median"] >= 0, h
 PY
 then
   grep -q "tuned calls: .*write:" heldout.txt && ok "heldout: $(grep -c . heldout/heldout.txt) report lines, tuned calls recorded" ||

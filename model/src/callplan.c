@@ -388,7 +388,7 @@ static int plan_call(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *
       c->spec_verdict = as.action == TAGG_CALL_AGGREGATE ? TAGG_SPEC_AGGREGATE : as.by_cost ? TAGG_SPEC_DIRECT : 0;
       c->cost_direct = as.cost_direct, c->cost_aggr = as.cost_aggr;
     }
-    c->action = TAGG_CALL_DIRECT, c->all_done = 1, c->done = done, c->why = "accessed before the plan (speculative)";
+    c->action = TAGG_CALL_DIRECT, c->all_done = 1, c->why = "accessed before the plan (speculative)";
     return TAGG_OK;
   }
   if (!total) { c->action = TAGG_CALL_NOTHING, c->why = "nothing to move"; return TAGG_OK; }

@@ -502,6 +502,7 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
     const tagg_engine_mrow_t *known;
     static const tagg_extents_t none = {0};
     memset(&c, 0, sizeof c);
+    tagg_engine_tune_probe(f, e, x); /* before any access of this call */
     res_offer(f, e, &h, &fl, &known);
     /* speculative direct access: this rank's runs first, when it guesses the
      * plan will send them direct; its row then says they are done (or failed) */

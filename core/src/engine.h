@@ -92,6 +92,7 @@ typedef struct tagg_engine {
     double             rec_t0;
     int                setup;         /* what the call under way makes (tune.h TAGG_TV_SETUP), the same on every rank */
     int                repeat;        /* the call asks what the previous one in its direction asked (TAGG_TV_REPEAT) */
+    uint64_t           my_resident;   /* this rank's row's resident (tagg_engine_tune_probe) */
     uint64_t           last_hash[2];  /* [direction] hash of the previous call's rows, 0: none yet */
     int                rec_pending;
     tagg_tune_record_t rec;
@@ -151,9 +152,12 @@ struct tagg_engine_row {
     uint32_t        fs_kind;   /* the rank's view of the file system (fs_kind.h) */
     uint64_t        tune_sum;  /* checksum of the rank's tuning model, 0: none */
     uint64_t        end;       /* the file's written end as this rank knows it (tune.h: past_end) */
+    uint64_t        resident;  /* bytes of this rank's request in the page cache at the call's start
+                                  (tune.h: resident), TAGG_RESIDENT_UNKNOWN when it cannot tell */
     tagg_engine_mrow_t machine; /* last: gathered only at a file's first call */
 };
 typedef struct tagg_engine_row tagg_engine_row_t;
+#define TAGG_RESIDENT_UNKNOWN UINT64_MAX
 #define TAGG_RES_WORLD 1u /* the file's communicator is congruent to MPI_COMM_WORLD (cache usable) */
 #define TAGG_RES_MISS 2u  /* no cached set for the file's key: res_hash names the set a new one would
                              replace (0: a free slot; UINT64_MAX: none, every set is in use) */
@@ -166,6 +170,11 @@ void tagg_engine_row_of(const tagg_extents_t *x, tagg_req_desc_t *q);
  * says beyond its rows for records and tuning (e->repeat; 0 and nothing done
  * without record= or tuning=), the same on every rank. */
 void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir);
+/* engine_tune.c. Local, before the call touches the file: how much of this
+ * rank's request x the page cache holds (e->my_resident, for its describe
+ * row; TAGG_RESIDENT_UNKNOWN without record= or tuning=, or when the layout
+ * cannot tell). */
+void tagg_engine_tune_probe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x);
 
 /* engine_plan.c. Local: the model's plan from the gathered rows (the same on
  * every rank: the computation is deterministic), reusing the previous call's

@@ -55,6 +55,44 @@ static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_
     v[TAGG_TV_SETUP]          = e->setup;
     v[TAGG_TV_REPEAT]         = e->repeat;
     v[TAGG_TV_DIO_MIN]        = e->dio_block ? (double)f->cfg.direct_io_min : 0;
+    double rb = 0, rr = 0; /* the ranks that could tell */
+    for (int r = 0; r < P; r++)
+        if (e->rows[r].resident != TAGG_RESIDENT_UNKNOWN && req[r].bytes)
+            rb += (double)req[r].bytes, rr += (double)e->rows[r].resident;
+    v[TAGG_TV_RESIDENT] = rb > 0 ? tagg_tune_resident_step(rr / rb) : 0;
+}
+
+/* At most this many of a rank's runs are asked one by one; a request of more
+ * is asked as its covered range, in proportion (the runs of a column block
+ * lie between the other ranks' runs of the same rows, which the same reads
+ * brought in or not). */
+#define PROBE_RUNS 8
+
+void tagg_engine_tune_probe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x)
+{
+    e->my_resident = TAGG_RESIDENT_UNKNOWN;
+    if ((!e->tune && !(f->cfg.record && *f->cfg.record)) || !f->store_ops->resident || !x->n)
+        return; /* only records and tuning use it: no system call otherwise */
+    uint64_t bytes = 0, lo = UINT64_MAX, hi = 0, got = 0, b = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        uint64_t a = x->v[i].off, z = a + x->v[i].len;
+        bytes += x->v[i].len, lo = a < lo ? a : lo, hi = z > hi ? z : hi;
+    }
+    if (!bytes)
+        return;
+    if (x->n <= PROBE_RUNS) {
+        for (size_t i = 0; i < x->n; i++) {
+            if (x->v[i].len && f->store_ops->resident(f, x->v[i].off, x->v[i].len, &b) < 0)
+                return;
+            got += x->v[i].len ? b : 0;
+        }
+    }
+    else {
+        if (f->store_ops->resident(f, lo, hi - lo, &b) < 0)
+            return;
+        got = (uint64_t)((double)b / (double)(hi - lo) * (double)bytes);
+    }
+    e->my_resident = got < bytes ? got : bytes;
 }
 
 void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir)
@@ -255,6 +293,8 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
     double upper[TAGG_TV_COUNT_] = {[TAGG_TV_BUFFER_SIZE] = (double)e->bufsize};
     struct tagg_tune_memo m0 = {.sum = e->tune_sum}, *memo = &m0;
     memcpy(m0.x, x, sizeof m0.x);
+    if (!tagg_tune_uses(e->tune, TAGG_TV_RESIDENT)) /* a state the model ignores makes no new pattern */
+        m0.x[TAGG_TV_RESIDENT] = 0;
     if (memo_find(memo)) { /* as an earlier call of the same pattern and model decided */
         if (memo->kept) {
             e->tune_kept++;

@@ -6,6 +6,7 @@
 #include "fs_kind.h"
 #include "io.h"
 #include "mpi_wait.h"
+#include "pagecache.h"
 #include "rcache.h"
 #include "store.h"
 #include "subfile_index.h"
@@ -459,6 +460,18 @@ static uint64_t shared_stripe(const tagg_file_t *f)
 /* file_io=posix: pread, pwrite and the O_DIRECT descriptor; ROMIO's handle is an MPI call */
 static int shared_posix_only(const tagg_file_t *f) { return ((const shared_t *)f->store)->posix; }
 
+/* The page cache's share of a range through this rank's descriptor, when it
+ * has one open already (opening one only to ask would cost a lookup on a
+ * network file system; ranks that never touched the file cannot tell). */
+static int shared_resident(tagg_file_t *f, uint64_t off, uint64_t len, uint64_t *bytes)
+{
+    shared_t *s = f->store;
+    pthread_mutex_lock(&s->mu);
+    int fd = s->opened && s->posix ? s->fd : -1;
+    pthread_mutex_unlock(&s->mu);
+    return tagg_pagecache_resident(fd, off, len, bytes);
+}
+
 const tagg_store_ops_t tagg_store_shared = {
     .name     = "shared",
     .open     = shared_open,
@@ -473,4 +486,5 @@ const tagg_store_ops_t tagg_store_shared = {
     .stripe   = shared_stripe,
     .dio_block = shared_dio_block,
     .posix_only = shared_posix_only,
+    .resident = shared_resident,
 };

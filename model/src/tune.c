@@ -33,6 +33,7 @@ static const char *const var_names[TAGG_TV_COUNT_] = {
     [TAGG_TV_SETUP] = "setup",
     [TAGG_TV_REPEAT] = "repeat",
     [TAGG_TV_DIO_MIN] = "dio_min",
+    [TAGG_TV_RESIDENT] = "resident",
     [TAGG_TV_DIRECT] = "direct",
     [TAGG_TV_AGGREGATORS] = "aggregators",
     [TAGG_TV_BUFFER_SIZE] = "buffer_size",
@@ -488,6 +489,15 @@ int tagg_tune_load(const char *path, tagg_tune_model_t **out, char *err, size_t 
 }
 
 /* ---- evaluation ---------------------------------------------------------- */
+
+double tagg_tune_resident_step(double share)
+{
+    if (!(share > 0)) /* NaN too */
+        return 0;
+    if (share >= 1)
+        return 1;
+    return floor(share * TAGG_TUNE_RESIDENT_STEPS + 0.5) / TAGG_TUNE_RESIDENT_STEPS;
+}
 
 double tagg_tune_call_bytes(const double x[TAGG_TV_COUNT_])
 {

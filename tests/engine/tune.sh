@@ -143,13 +143,13 @@ assert all(r["past_end"] == 0 for r in recs if r["op"] == "read"), [r["past_end"
 assert recs[0]["repeat"] == 0, recs[0]
 # the cost model's estimates of each call (format 3): both made for raw data;
 # dio_min (format 4): this local file system is accessed buffered
-assert all(r["tagg_record"] == 4 and r["cost_direct"] > 0 and r["cost_aggr"] > 0 for r in recs), recs
+assert all(r["tagg_record"] == 5 and r["cost_direct"] > 0 and r["cost_aggr"] > 0 for r in recs), recs
 assert all(r["dio_min"] == 0 for r in recs), recs
 PY
 # HDF5 reads a compound's records before setting a member (its background
 # buffer): on a new dataset those reads lie past every byte written
 run "records of VPIC's member-by-member writes" "call" "" --kernel vpic --layout aos --particles 4096
-"$PYTHON" - rec.jsonl <<'PY' && ok "records: a background read of new records says past_end=1, the read-back 0, its re-reads repeat=1" || bad "records of VPIC AoS: $(cut -c1-400 rec.jsonl | head -5)"
+"$PYTHON" - rec.jsonl <<'PY' && ok "records: a background read of new records says past_end=1, the read-back 0, its re-reads repeat=1 and resident=1" || bad "records of VPIC AoS: $(cut -c1-400 rec.jsonl | head -5)"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 reads = [r for r in recs if r["op"] == "read"]
@@ -159,6 +159,12 @@ assert all(0 <= r["past_end"] <= 1 for r in recs)
 # repeat: the read-back reads every member, each time the same whole records
 back = [r for r in reads if r["past_end"] == 0]
 assert back[0]["repeat"] == 0 and sum(r["repeat"] for r in back) >= 1, [(r["op"], r["repeat"]) for r in recs]
+# resident (format 5): the first call (the background read of records not
+# written yet) found none of its bytes in the page cache; a re-read of bytes
+# just read (buffered here) finds all
+assert recs[0]["past_end"] == 1 and recs[0]["resident"] == 0, recs[0]
+assert all(r["resident"] == 1 for r in back if r["repeat"] == 1), [(r["repeat"], r["resident"]) for r in back]
+assert all(0 <= r["resident"] <= 1 and r["resident"] * 8 == int(r["resident"] * 8) for r in recs), recs
 PY
 # dio_min: with direct_io=on (direct_io_min 64K) the accesses of 64 KiB or more bypass the page cache
 run "records with direct_io=on" "call" "direct_io=on;direct_io_min=64K" --kernel array1d --dist uniform --size 256K

@@ -345,6 +345,57 @@ static void test_effective_repeat(void **state)
     tagg_tune_free(m1), tagg_tune_free(m2);
 }
 
+/* resident: a pattern input (in records and models by name), in steps of
+ * 1/8; a model on it chooses by the cache's state: a read the cache holds
+ * goes direct, one it does not goes through aggregators. */
+static void test_resident(void **state)
+{
+    (void)state;
+    assert_int_equal(tagg_tune_var_of("resident"), TAGG_TV_RESIDENT);
+    assert_string_equal(tagg_tune_var_name(TAGG_TV_RESIDENT), "resident");
+    assert_true(TAGG_TV_RESIDENT < TAGG_TV_FIRST_SETTING);
+    assert_int_equal(TAGG_TUNE_RESIDENT_STEPS, 8);
+    assert_double_equal(tagg_tune_resident_step(0), 0, 0);
+    assert_double_equal(tagg_tune_resident_step(0.0624), 0, 0);  /* 0.499 steps */
+    assert_double_equal(tagg_tune_resident_step(0.0625), 0.125, 0); /* half a step rounds up */
+    assert_double_equal(tagg_tune_resident_step(0.5), 0.5, 0);
+    assert_double_equal(tagg_tune_resident_step(0.93), 0.875, 0);
+    assert_double_equal(tagg_tune_resident_step(0.94), 1, 0);
+    assert_double_equal(tagg_tune_resident_step(1.7), 1, 0);
+    assert_double_equal(tagg_tune_resident_step(-0.2), 0, 0);
+    assert_double_equal(tagg_tune_resident_step(NAN), 0, 0);
+    /* ln t = resident <= 0.5 ? (direct <= 0.5 ? ln 1 : ln 3) : (direct <= 0.5 ? ln 2 : ln 0.5) */
+    tagg_tune_model_t *m = load("tagg-tune model 3\n"
+                                "kind decision_tree\n"
+                                "target log_seconds\n"
+                                "inputs 2\n"
+                                "input resident\n"
+                                "input direct\n"
+                                "candidates direct 0 1\n"
+                                "combine mean\n"
+                                "trees 1\n"
+                                "tree 0 7\n"
+                                "node 0 0 0x1p-1 1 4 0x0p+0\n"
+                                "node 1 1 0x1p-1 2 3 0x0p+0\n"
+                                "node 2 -1 0 -1 -1 0\n"
+                                "node 3 -1 0 -1 -1 1.0986122886681098\n"
+                                "node 4 1 0x1p-1 5 6 0x0p+0\n"
+                                "node 5 -1 0 -1 -1 0.69314718055994529\n"
+                                "node 6 -1 0 -1 -1 -0.69314718055994529\n");
+    assert_non_null(m);
+    assert_true(tagg_tune_uses(m, TAGG_TV_RESIDENT));
+    double x[TAGG_TV_COUNT_] = {0};
+    int    forced[TAGG_TV_COUNT_] = {0};
+    x[TAGG_TV_RANKS] = 2, x[TAGG_TV_BYTES_PER_RANK] = 1 << 20, x[TAGG_TV_IS_READ] = 1, x[TAGG_TV_AGGREGATORS] = 1;
+    x[TAGG_TV_RESIDENT] = 0.125; /* little in the cache: aggregate (1 s against 3) */
+    assert_double_equal(tagg_tune_choose(m, x, forced), 1, 1e-12);
+    assert_double_equal(x[TAGG_TV_DIRECT], 0, 0);
+    x[TAGG_TV_RESIDENT] = 0.875; /* most of it: direct (0.5 s against 2) */
+    assert_double_equal(tagg_tune_choose(m, x, forced), 0.5, 1e-12);
+    assert_double_equal(x[TAGG_TV_DIRECT], 1, 0);
+    tagg_tune_free(m);
+}
+
 static void test_truncation_everywhere(void **state)
 {
     (void)state;
@@ -424,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_gbdt_and_forest), cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_truncation_everywhere), cmocka_unit_test(test_fuzz),
         cmocka_unit_test(test_per_byte),        cmocka_unit_test(test_effective_repeat),
+        cmocka_unit_test(test_resident),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,7 @@ import pytest
 
 TOOL = os.environ["TAGG_TUNE"]
 EVAL = os.environ["TAGG_TUNE_EVAL"]
-VOCAB_LEN = 20
+VOCAB_LEN = 21  # tagg/tune.h TAGG_TV_COUNT_ (test_record_round_trip: tagg-tune's and C's)
 
 
 def tool_module():
@@ -53,8 +53,9 @@ def synthetic_rows(n=400, seed=3):
         bufsz = rnd.choice([1 << 20, 4 << 20, 16 << 20])
         past_end = 1.0 if bpr == 4096 else 0.5 if pieces == 256 else 0.0  # of the pattern, as in a sweep
         setup = 2 if ranks == 2 else 1 if ranks == 4 else 0
+        resident = 0.25 if pieces == 16 else 0.0  # of the pattern too
         v = [ranks, max(1, ranks // 4), bpr, 0.25, pieces, 1.0 if pieces == 1 else 0.5,
-             0.5, 3, 0, past_end, setup, 0, 0, direct, aggr, bufsz, 2, 0, 0, 1]
+             0.5, 3, 0, past_end, setup, 0, 0, resident, direct, aggr, bufsz, 2, 0, 0, 1]
         total = ranks * bpr
         cost_direct = 2e-4 * pieces * ranks / 2 + total / 1.5e9  # the cost model's estimates
         cost_aggr = 1e-3 + total / (min(max(aggr, 1), 2) * 1.0e9)
@@ -78,14 +79,24 @@ def test_record_round_trip(tmp_path):
     path = c_records(rows, tmp_path)
     lines = path.read_text().splitlines()
     assert len(lines) == len(rows)
+    assert len(tt.VOCAB) == VOCAB_LEN and len(json.loads(lines[0])) == VOCAB_LEN + 9  # + format, op, file, 6 numbers
     for row, line in zip(rows, lines):
         r = json.loads(line)
-        assert r["tagg_record"] == 4 and r["op"] == "write"
+        assert r["tagg_record"] == 5 and r["op"] == "write"
         assert r["file"] == 'a "quoted"\\name\n.h5'
         for k, x in zip(tt.VOCAB + tt.COSTS + ["t_plan", "t_move", "t_fs", "t_total"], row):
             assert r[k] == float(x), k  # exact: 17 significant digits
     back = tt.read_records([str(path)])
     assert len(back) == len(rows)
+    # format 4 (no resident) is still read, resident as 0 (not measured)
+    old = [json.loads(line) for line in lines]
+    assert any(r["resident"] != 0 for r in old)
+    for r in old:
+        r["tagg_record"] = 4
+        del r["resident"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in old))
+    back = tt.read_records([str(path)])
+    assert len(back) == len(rows) and all(r["resident"] == 0 for r in back)
     # format 3 (no dio_min) is still read: O_DIRECT from 1 MiB on FUSE (fs_kind 3), as
     # direct_io=auto did at its default, never elsewhere
     old = [json.loads(line) for line in lines]
@@ -116,9 +127,14 @@ def test_record_round_trip(tmp_path):
     path.write_text(json.dumps(no_cost) + "\n")
     r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
     assert r.returncode == 1 and "record lacks numeric cost_aggr" in r.stderr, r.stderr
-    path.write_text(lines[0].replace('"tagg_record":4', '"tagg_record":5') + "\n")
+    path.write_text(lines[0].replace('"tagg_record":5', '"tagg_record":6') + "\n")
     r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
-    assert r.returncode == 1 and "not a tagg record of format 1 to 4" in r.stderr, r.stderr
+    assert r.returncode == 1 and "not a tagg record of format 1 to 5" in r.stderr, r.stderr
+    no_res = json.loads(lines[0])
+    del no_res["resident"]
+    path.write_text(json.dumps(no_res) + "\n")
+    r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
+    assert r.returncode == 1 and "record lacks numeric resident" in r.stderr, r.stderr
     no_dio = json.loads(lines[0])
     del no_dio["dio_min"]
     path.write_text(json.dumps(no_dio) + "\n")
@@ -192,8 +208,8 @@ def test_fit_writes_table_and_model(tmp_path):
     assert "the engine may choose aggregators" in shown and "predicts ln(seconds per byte of the call)" in shown
     # choose: many pieces per rank must go through aggregators, one small
     # piece per rank must not (by construction, by factors of 3 and 30)
-    many = [16, 4, 1 << 20, 0.25, 256, 0.5, 0.5, 3, 0, 0.5, 0, 0, 0, 1, 0, 4 << 20, 2, 0, 0, 1]
-    one = [2, 1, 65536, 0.25, 1, 1.0, 0.5, 3, 0, 0, 2, 0, 0, 0, 2, 4 << 20, 2, 0, 0, 1]
+    many = [16, 4, 1 << 20, 0.25, 256, 0.5, 0.5, 3, 0, 0.5, 0, 0, 0, 0, 1, 0, 4 << 20, 2, 0, 0, 1]
+    one = [2, 1, 65536, 0.25, 1, 1.0, 0.5, 3, 0, 0, 2, 0, 0, 0, 0, 2, 4 << 20, 2, 0, 0, 1]
     ch = subprocess.run([EVAL, "--choose", str(model)], input="%s\n%s\n" % (" ".join(map(str, many)), " ".join(map(str, one))),
                         capture_output=True, text=True, check=True).stdout.splitlines()
     assert "direct=0" in ch[0] and "direct=1" in ch[1], ch
@@ -221,7 +237,7 @@ def test_bad_records_are_refused(tmp_path):
 def test_median_rows_one_per_pattern_and_settings():
     """fit --medians / heldout: one row per (kernel, pattern, settings), its
     time the median of the repetitions; other settings stay apart."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     rows = []
     for t in (0.1, 0.5, 0.2):               # three repetitions of one setting
         rows.append(dict(base, t_total=t))
@@ -280,7 +296,7 @@ def test_rel_center_minimises_relative_error():
 
 
 def test_training_rows_group_repetitions():
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     rows = [dict(base, t_total=t) for t in (0.010, 0.011, 0.012, 0.5, 0.6)]
     rows.append(dict(base, direct=1, aggregators=0, t_total=0.02))
     rows.append(dict(base, t_total=3.0, _kernel="other"))
@@ -296,7 +312,7 @@ def test_training_rows_group_repetitions():
 def test_pattern_key_holds_out_whole_kernels():
     """The whole-pattern CV never tests a call whose write/read or file-system
     twin is in training: the unit is the kernel, else the shape."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     assert tt.pattern_key(dict(base, fs_kind=3, is_read=1)) == tt.pattern_key(base)
     assert tt.pattern_key(dict(base, bytes_per_rank=4096)) != tt.pattern_key(base)
     assert tt.pattern_key(dict(base, _kernel="s3d-32")) == tt.pattern_key(dict(base, bytes_per_rank=7, _kernel="s3d-32"))
@@ -311,7 +327,7 @@ def machine_rows(sizes, reps=5, seed=4):
         for direct in (0, 1):
             for rep in range(reps):
                 t = 2 * bpr / (300e6 if direct else 600e6) * math.exp(rnd.gauss(0, 0.03)) * (20 if rep == 2 else 1)
-                rows.append(dict(zip(tt.VOCAB, [2, 1, bpr, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, direct, 0 if direct else 1,
+                rows.append(dict(zip(tt.VOCAB, [2, 1, bpr, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, direct, 0 if direct else 1,
                                                 4 << 20, 2, 0, 0, 0]), t_total=t, _kernel="k%d" % bpr, _stall=rep == 2))
     return rows
 
@@ -456,7 +472,7 @@ def test_effective_repeat_python_is_c(tmp_path):
         bpr = rnd.choice([1 << 19, 1 << 20, 3 << 20, (1 << 20) * pieces, (1 << 20) * pieces - 1, (4 << 20) * pieces])
         direct = rnd.choice([0, 1])
         r = dict(zip(tt.VOCAB, [2, 1, bpr, 0, pieces, 1, 1, 3, 1, 0, 0, rnd.choice([0, 1]),
-                                rnd.choice([0, 1 << 20]), direct, 0 if direct else rnd.choice([1, 2, 4]),
+                                rnd.choice([0, 1 << 20]), 0, direct, 0 if direct else rnd.choice([1, 2, 4]),
                                 rnd.choice([1 << 19, 1 << 20, 4 << 20]), 2, 0, 0, 0]))
         e = tt.effective(r)
         r["t_total"] = 1e-3 * bpr / (1 << 20) * (0.1 if e["repeat"] else 1.0)  # cached re-reads are 10x faster

@@ -67,7 +67,8 @@ extern "C" {
 #define TAGG_TUNE_RCACHE_SLOTS 4
 #define TAGG_TUNE_MAX_BYTES ((size_t)256 << 20) /* a model file is at most this big */
 #define TAGG_TUNE_MAX_COMBOS 65536              /* candidate settings tried per choice */
-#define TAGG_TUNE_RECORD_VERSION 4              /* "tagg_record" of the lines tagg appends */
+#define TAGG_TUNE_RECORD_VERSION 5              /* "tagg_record" of the lines tagg appends */
+#define TAGG_TUNE_RESIDENT_STEPS 8              /* resident is a multiple of 1/8 */
 
 /* The vocabulary: every quantity a record carries and a model may use. The
  * first group describes the call (features of the pattern), the second the
@@ -94,6 +95,11 @@ typedef enum {
                               serve; a rewrite), else 0 */
   TAGG_TV_DIO_MIN,         /* bytes from which the file's accesses bypass the page cache (O_DIRECT:
                               direct_io's direct_io_min when every rank's layout uses it), 0 never */
+  TAGG_TV_RESIDENT,        /* share of the call's bytes the node's page cache held when the call began
+                              (what earlier calls and the kernel's readahead brought in), in steps of
+                              1/TAGG_TUNE_RESIDENT_STEPS (tagg_tune_resident_step), over the ranks that
+                              could tell (the shared layout, through a descriptor the rank has open);
+                              0 when none could */
   /* settings */
   TAGG_TV_DIRECT,          /* 1: every rank accessed its own extents; 0: aggregated */
   TAGG_TV_AGGREGATORS,     /* aggregators used */
@@ -133,6 +139,11 @@ int tagg_tune_inputs(const tagg_tune_model_t *m);
 double tagg_tune_margin(const tagg_tune_model_t *m);
 /* 1 when the model uses variable v as an input. */
 int tagg_tune_uses(const tagg_tune_model_t *m, int v);
+
+/* A share in [0, 1] as records and models carry resident: the nearest
+ * multiple of 1/TAGG_TUNE_RESIDENT_STEPS (so that repetitions of a call in
+ * the same state have the same pattern); outside [0, 1] clamped. */
+double tagg_tune_resident_step(double share);
 
 /* Bytes of the call for a per-byte target: max(1, ranks * bytes_per_rank),
  * computed exactly so by tagg-tune. */
@@ -178,10 +189,10 @@ double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUN
 
 /* ---- records (`record=FILE`): one JSON object a line ----------------------
  *
- *   {"tagg_record":4,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
+ *   {"tagg_record":5,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
  *    "cost_direct":0.051,"cost_aggr":0.042,"t_plan":0.0012,"t_move":0.0345,"t_fs":0.0211,"t_total":0.0568}
  *
- * Keys: tagg_record (format, 4; format 3 had no dio_min, format 2 no
+ * Keys: tagg_record (format, 5; format 4 had no resident, format 3 no dio_min, format 2 no
  * cost_direct or cost_aggr either, format 1 neither past_end, setup nor
  * repeat), op ("write" or "read"), file
  * (the base name of the file, JSON-escaped), every vocabulary name above with

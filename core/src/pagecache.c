@@ -1,0 +1,90 @@
+/* The page cache's share of a file range (pagecache.h). */
+#define _GNU_SOURCE /* syscall, mincore */
+#include "pagecache.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
+/* cachestat(2), Linux 6.5: the C library's headers may predate it; its
+ * number is the same on every architecture that has it. */
+#if defined(__linux__) && !defined(__NR_cachestat) && (defined(__x86_64__) || defined(__aarch64__))
+#define __NR_cachestat 451
+#endif
+
+struct cachestat_range {
+    uint64_t off, len;
+};
+struct cachestat {
+    uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+static int by_cachestat(int fd, uint64_t off, uint64_t len, uint64_t page, uint64_t *bytes)
+{
+#if defined(__NR_cachestat)
+    static int missing; /* ENOSYS once: not asked again (a benign race: every thread finds the same) */
+    if (missing)
+        return -1;
+    struct cachestat_range r = {off, len};
+    struct cachestat       cs;
+    if (syscall(__NR_cachestat, fd, &r, &cs, 0u) != 0) {
+        if (errno == ENOSYS)
+            missing = 1;
+        return -1;
+    }
+    *bytes = cs.nr_cache * page;
+    return 0;
+#else
+    (void)fd, (void)off, (void)len, (void)page, (void)bytes;
+    return -1;
+#endif
+}
+
+static int by_mincore(int fd, uint64_t off, uint64_t len, uint64_t page, uint64_t *bytes)
+{
+    uint64_t a = off / page * page, span = off + len - a;
+    if (span > TAGG_PAGECACHE_MINCORE_MAX)
+        return -1;
+    void *p = mmap(NULL, (size_t)span, PROT_READ, MAP_SHARED, fd, (off_t)a);
+    if (p == MAP_FAILED)
+        return -1;
+    size_t         n   = (size_t)((span + page - 1) / page);
+    unsigned char *vec = malloc(n);
+    int            rc  = -1;
+    if (vec && mincore(p, (size_t)span, vec) == 0) {
+        uint64_t c = 0;
+        for (size_t i = 0; i < n; i++)
+            c += vec[i] & 1;
+        *bytes = c * page, rc = 0;
+    }
+    free(vec);
+    munmap(p, (size_t)span);
+    return rc;
+}
+
+int tagg_pagecache_resident_by(int how, int fd, uint64_t off, uint64_t len, uint64_t *bytes)
+{
+    long ps = sysconf(_SC_PAGESIZE);
+    if (fd < 0 || ps <= 0 || len == 0 || off + len < off || off > (uint64_t)INT64_MAX - len)
+        return -1;
+    uint64_t page = (uint64_t)ps, b = 0;
+    int      rc   = -1;
+    if (how & TAGG_PAGECACHE_CACHESTAT)
+        rc = by_cachestat(fd, off, len, page, &b);
+    if (rc < 0 && (how & TAGG_PAGECACHE_MINCORE))
+        rc = by_mincore(fd, off, len, page, &b);
+    if (rc < 0)
+        return -1;
+    *bytes = b < len ? b : len;
+    return 0;
+}
+
+int tagg_pagecache_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes)
+{
+    return tagg_pagecache_resident_by(TAGG_PAGECACHE_CACHESTAT | TAGG_PAGECACHE_MINCORE, fd, off, len, bytes);
+}

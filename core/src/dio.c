@@ -17,7 +17,10 @@
 
 int tagg_dio_wanted(int mode, unsigned fs_view)
 {
-    return mode == TAGG_DIO_MODE_ON || (mode == TAGG_DIO_MODE_AUTO && (fs_view & TAGG_FS_SERIAL));
+    if (mode == TAGG_DIO_MODE_WRITE)
+        return TAGG_DIO_WANT_WRITES;
+    return mode == TAGG_DIO_MODE_ON || (mode == TAGG_DIO_MODE_AUTO && (fs_view & TAGG_FS_SERIAL)) ? TAGG_DIO_WANT_ALL
+                                                                                                 : TAGG_DIO_WANT_NONE;
 }
 
 void tagg_dio_init(tagg_dio_t *d, const tagg_dio_ops_t *ops, void *ctx, const char *name, int enabled, uint64_t min,
@@ -30,6 +33,7 @@ void tagg_dio_init(tagg_dio_t *d, const tagg_dio_ops_t *ops, void *ctx, const ch
     d->min   = min;
     d->align = TAGG_DIO_ALIGN;
     d->state = enabled ? TAGG_DIO_UNTRIED : TAGG_DIO_OFF;
+    d->writes_only = enabled == TAGG_DIO_WANT_WRITES;
     d->fd    = -1;
     d->bytes = bytes;
     pthread_mutex_init(&d->mu, NULL);
@@ -153,7 +157,7 @@ static int middle(int fd, int write, uint64_t off, uint64_t len, char *mem, char
 int tagg_dio_access(tagg_dio_t *d, int write, uint64_t off, uint64_t len, void *buf)
 {
     uint64_t A = d->align, a = (off + A - 1) / A * A, b = (off + len) / A * A;
-    int      fd = len >= d->min && b > a && b - a >= d->min ? descriptor(d) : -1;
+    int      fd = (write || !d->writes_only) && len >= d->min && b > a && b - a >= d->min ? descriptor(d) : -1;
     if (fd < 0)
         return d->ops->buffered(d->ctx, write, off, len, buf);
     char *mem     = (char *)buf;

@@ -46,6 +46,8 @@ typedef struct tagg_dio_ops {
 } tagg_dio_ops_t;
 
 enum { TAGG_DIO_OFF = -1, TAGG_DIO_UNTRIED = 0, TAGG_DIO_ON = 1 };
+/* What a file's accesses may do (tagg_dio_wanted, tagg_dio_init's enabled). */
+enum { TAGG_DIO_WANT_NONE = 0, TAGG_DIO_WANT_ALL = 1, TAGG_DIO_WANT_WRITES = 2 };
 
 typedef struct tagg_dio {
     const tagg_dio_ops_t *ops;
@@ -54,18 +56,21 @@ typedef struct tagg_dio {
     uint64_t              min;   /* accesses shorter than this stay buffered */
     uint64_t              align; /* TAGG_DIO_ALIGN; tests may lower it */
     int                   state; /* TAGG_DIO_*: OFF also when disabled */
+    int                   writes_only; /* reads stay buffered (direct_io=write) */
     int                   fd;
     pthread_mutex_t       mu;
     uint64_t             *bytes; /* moved through the direct descriptor: [0] read, [1] written; of them
                                      through the bounce buffer [2] read, [3] written (atomic adds) */
 } tagg_dio_t;
 
-/* The direct_io key's rule (config.h TAGG_DIO_MODE_*): on, off, or auto = the
- * file system's client is FUSE (fs_view of fs_kind.h has TAGG_FS_SERIAL). */
+/* The direct_io key's rule (config.h TAGG_DIO_MODE_*), a TAGG_DIO_WANT_*: on
+ * (all), off (none), write (writes), or auto = all when the file system's
+ * client is FUSE (fs_view of fs_kind.h has TAGG_FS_SERIAL), else none. */
 int tagg_dio_wanted(int mode, unsigned fs_view);
 
-/* enabled 0: every access buffered. bytes[4]: the counters the accesses add to
- * (the file's statistics; several tagg_dio_t may share them). */
+/* enabled, a TAGG_DIO_WANT_*: NONE, every access buffered; WRITES, reads
+ * buffered. bytes[4]: the counters the accesses add to (the file's
+ * statistics; several tagg_dio_t may share them). */
 void tagg_dio_init(tagg_dio_t *d, const tagg_dio_ops_t *ops, void *ctx, const char *name, int enabled, uint64_t min,
                    uint64_t *bytes);
 /* Closes the descriptor. */

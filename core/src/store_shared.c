@@ -108,7 +108,8 @@ static int posix_wanted(tagg_file_t *f, int own)
  * request at a time (dio.h); with backend=mpiio none (ROMIO's own path). */
 static int dio_wanted(tagg_file_t *f)
 {
-    return f->cfg.backend != TAGG_BACKEND_MPIIO && tagg_dio_wanted(f->cfg.direct_io, tagg_file_fs_view(f));
+    return f->cfg.backend != TAGG_BACKEND_MPIIO ? tagg_dio_wanted(f->cfg.direct_io, tagg_file_fs_view(f))
+                                                : TAGG_DIO_WANT_NONE;
 }
 
 /* The descriptor the file layer opened before the store's open (rank 0's
@@ -227,7 +228,8 @@ static int shared_open(tagg_file_t *f, unsigned flags)
                   f->stats.dio_bytes);
     /* a read-only open whose large reads go direct keeps its recent large reads
      * (not a SWMR reader: the writer's new bytes must reach its re-reads) */
-    s->rc_on = !(flags & (TAGG_OPEN_RDWR | TAGG_OPEN_SWMR_READ)) && s->own && s->dio.state != TAGG_DIO_OFF;
+    s->rc_on = !(flags & (TAGG_OPEN_RDWR | TAGG_OPEN_SWMR_READ)) && s->own && s->dio.state != TAGG_DIO_OFF &&
+               !s->dio.writes_only;
     tagg_rcache_init(&s->rc, TAGG_DIO_ALIGN, (uint64_t)f->cfg.direct_io_min, f->stats.rc_reads);
     if (flags & TAGG_OPEN_CREAT)
         amode |= MPI_MODE_CREATE;

@@ -85,18 +85,21 @@ static int dio_buffered(void *ctx, int write, uint64_t off, uint64_t len, void *
 
 static const tagg_dio_ops_t sub_dio = {.open = dio_open, .buffered = dio_buffered};
 
-/* direct_io (dio.h): subfiles beside the index are on its file system;
- * node-local subfiles only when on. */
+/* direct_io (dio.h), a TAGG_DIO_WANT_*: subfiles beside the index are on
+ * its file system; node-local subfiles only when on or write. */
 static int dio_wanted(tagg_file_t *f, const sub_t *s)
 {
     if (s->ix.count == 0)
-        return 0;
-    return s->ix.nvr ? f->cfg.direct_io == TAGG_DIO_MODE_ON : tagg_dio_wanted(f->cfg.direct_io, tagg_file_fs_view(f));
+        return TAGG_DIO_WANT_NONE;
+    if (s->ix.nvr && f->cfg.direct_io != TAGG_DIO_MODE_ON && f->cfg.direct_io != TAGG_DIO_MODE_WRITE)
+        return TAGG_DIO_WANT_NONE;
+    return tagg_dio_wanted(f->cfg.direct_io, tagg_file_fs_view(f));
 }
 
 int tagg_sub_dio_setup(tagg_file_t *f, sub_t *s)
 {
-    if (!dio_wanted(f, s))
+    int want = dio_wanted(f, s);
+    if (want == TAGG_DIO_WANT_NONE)
         return 0;
     if (!(s->dio = calloc(s->ix.count, sizeof *s->dio)) || !(s->dctx = calloc(s->ix.count, sizeof *s->dctx))) {
         free(s->dio), s->dio = NULL;
@@ -105,7 +108,7 @@ int tagg_sub_dio_setup(tagg_file_t *f, sub_t *s)
     }
     for (uint32_t k = 0; k < s->ix.count; k++) {
         s->dctx[k].s = s, s->dctx[k].k = k;
-        tagg_dio_init(&s->dio[k], &sub_dio, &s->dctx[k], s->paths[k], 1, (uint64_t)f->cfg.direct_io_min,
+        tagg_dio_init(&s->dio[k], &sub_dio, &s->dctx[k], s->paths[k], want, (uint64_t)f->cfg.direct_io_min,
                       f->stats.dio_bytes);
     }
     return 0;

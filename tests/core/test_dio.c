@@ -16,7 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "dio.h"
+#include "fs_kind.h"
 
 static const char *dir = ".";
 
@@ -161,6 +163,43 @@ static void test_split(void **s)
     close(c.fd), unlink(c.path);
 }
 
+/* direct_io=write: large writes go direct, every read buffered (and the
+ * bytes are the same as the writes made); the key's rule for each mode. */
+static void test_writes_only(void **s)
+{
+    (void)s;
+    const uint64_t cap = 6 << 20;
+    ctx_t          c;
+    setup_file(&c, "dio-writes.bin");
+    unsigned char *ref = calloc(1, cap);
+    uint64_t       bytes[4] = {0, 0, 0, 0}, end = 0;
+    tagg_dio_t     d;
+    tagg_dio_init(&d, &ops, &c, c.path, TAGG_DIO_WANT_WRITES, 8192, bytes);
+    assert_int_equal(d.writes_only, 1);
+    random_writes(&d, &c, ref, cap, 60, &end);
+    assert_int_equal(d.state, TAGG_DIO_ON);
+    assert_true(bytes[1] > 0);
+    uint64_t before = c.buffered;
+    random_reads(&d, ref, cap, end, 60);
+    assert_int_equal(bytes[0], 0);      /* no read went direct */
+    assert_true(c.buffered > before);   /* they went buffered */
+    char *mem;
+    assert_int_equal(posix_memalign((void **)&mem, 4096, 1 << 20), 0);
+    before = c.buffered;
+    assert_int_equal(tagg_dio_access(&d, 0, 0, 1 << 20, mem), 0); /* aligned, large: still buffered */
+    assert_int_equal(c.buffered - before, 1 << 20);
+    assert_int_equal(bytes[0], 0);
+    free(mem);
+    tagg_dio_fini(&d);
+    close(c.fd), unlink(c.path), free(ref);
+    assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_WRITE, 0), TAGG_DIO_WANT_WRITES);
+    assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_WRITE, TAGG_FS_SERIAL), TAGG_DIO_WANT_WRITES);
+    assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_ON, 0), TAGG_DIO_WANT_ALL);
+    assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_OFF, TAGG_FS_SERIAL), TAGG_DIO_WANT_NONE);
+    assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_AUTO, TAGG_FS_SERIAL), TAGG_DIO_WANT_ALL);
+    assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_AUTO, TAGG_FS_LOCAL), TAGG_DIO_WANT_NONE);
+}
+
 /* The file system refuses (EINVAL): here, direct requests one byte long at odd
  * offsets (a test-only alignment of 1): the bytes still land, buffered, and
  * the file stays buffered from then on. A descriptor that cannot be opened:
@@ -196,6 +235,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_fallbacks),
+        cmocka_unit_test(test_writes_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -437,9 +437,10 @@ int main(int argc, char **argv)
     }
     uint64_t dio[2] = {diow, dior}, dioall[2] = {0, 0};
     MPI_Allreduce(dio, dioall, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    /* TAGG_TEST_EXPECT_DIO=rw: both; =r: reads (compressed subfiles: whole stripes go through the codec) */
+    /* TAGG_TEST_EXPECT_DIO=rw: both; =r: reads (compressed subfiles: whole stripes go through the codec);
+     * =w: writes, and no read (direct_io=write) */
     const char *xdio = getenv("TAGG_TEST_EXPECT_DIO");
-    if (xdio && ((strchr(xdio, 'w') && !dioall[0]) || !dioall[1])) {
+    if (xdio && ((strchr(xdio, 'w') && !dioall[0]) || (strchr(xdio, 'r') ? !dioall[1] : dioall[1] != 0))) {
         if (rank == 0)
             fprintf(stderr, "TAGG_TEST_EXPECT_DIO: %llu bytes written and %llu read with O_DIRECT in the whole run\n",
                     (unsigned long long)dioall[0], (unsigned long long)dioall[1]);

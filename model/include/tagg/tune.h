@@ -94,7 +94,8 @@ typedef enum {
                               collective call of the same direction (a re-read, which caches may
                               serve; a rewrite), else 0 */
   TAGG_TV_DIO_MIN,         /* bytes from which the file's accesses bypass the page cache (O_DIRECT:
-                              direct_io's direct_io_min when every rank's layout uses it), 0 never */
+                              direct_io's direct_io_min when every rank's layout uses it; for reads 0
+                              with direct_io=write), 0 never */
   TAGG_TV_RESIDENT,        /* share of the call's bytes the node's page cache held when the call began
                               (what earlier calls and the kernel's readahead brought in), in steps of
                               1/TAGG_TUNE_RESIDENT_STEPS (tagg_tune_resident_step), over the ranks that

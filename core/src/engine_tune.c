@@ -70,11 +70,17 @@ static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_
  * brought in or not). */
 #define PROBE_RUNS 8
 
+/* Records or tuning are on: only they use what the probe and the note find. */
+static int tune_observes(const tagg_file_t *f, const tagg_engine_t *e)
+{
+    return e->tune || (f->cfg.record && *f->cfg.record);
+}
+
 void tagg_engine_tune_probe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x)
 {
     e->my_resident = TAGG_RESIDENT_UNKNOWN;
-    if ((!e->tune && !(f->cfg.record && *f->cfg.record)) || !f->store_ops->resident || !x->n)
-        return; /* only records and tuning use it: no system call otherwise */
+    if (!tune_observes(f, e) || !f->store_ops->resident || !x->n)
+        return; /* no system call otherwise */
     uint64_t bytes = 0, lo = UINT64_MAX, hi = 0, got = 0, b = 0;
     for (size_t i = 0; i < x->n; i++) {
         uint64_t a = x->v[i].off, z = a + x->v[i].len;
@@ -84,9 +90,11 @@ void tagg_engine_tune_probe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents
         return;
     if (x->n <= PROBE_RUNS) {
         for (size_t i = 0; i < x->n; i++) {
-            if (x->v[i].len && f->store_ops->resident(f, x->v[i].off, x->v[i].len, &b) < 0)
+            if (!x->v[i].len)
+                continue;
+            if (f->store_ops->resident(f, x->v[i].off, x->v[i].len, &b) < 0)
                 return;
-            got += x->v[i].len ? b : 0;
+            got += b;
         }
     }
     else {
@@ -100,8 +108,8 @@ void tagg_engine_tune_probe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents
 void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir)
 {
     e->repeat = 0;
-    if (!e->tune && !(f->cfg.record && *f->cfg.record))
-        return; /* only records and tuning use it: no pass over every rank's row otherwise */
+    if (!tune_observes(f, e))
+        return; /* no pass over every rank's row otherwise */
     uint64_t h = 0; /* every rank's request (tagg_engine_row_of zeroes a row before filling it) */
     for (int r = 0; r < f->size; r++) {
         tagg_req_desc_t q = e->rows[r].req;

@@ -27,14 +27,14 @@ struct cachestat {
 static int by_cachestat(int fd, uint64_t off, uint64_t len, uint64_t page, uint64_t *bytes)
 {
 #if defined(__NR_cachestat)
-    static int missing; /* ENOSYS once: not asked again (a benign race: every thread finds the same) */
-    if (missing)
+    static int missing; /* ENOSYS once: not asked again (threads may race to set it: atomics) */
+    if (__atomic_load_n(&missing, __ATOMIC_RELAXED))
         return -1;
     struct cachestat_range r = {off, len};
     struct cachestat       cs;
     if (syscall(__NR_cachestat, fd, &r, &cs, 0u) != 0) {
         if (errno == ENOSYS)
-            missing = 1;
+            __atomic_store_n(&missing, 1, __ATOMIC_RELAXED);
         return -1;
     }
     *bytes = cs.nr_cache * page;

@@ -111,18 +111,32 @@ static void random_reads(tagg_dio_t *d, const unsigned char *ref, uint64_t cap, 
     free(mem), free(want);
 }
 
+#define RANDOM_CAP ((uint64_t)6 << 20)
+
+/* A new file `name` written by 60 random writes through d (tagg_dio_init's
+ * `want`, min 8 KiB), checked against the returned reference image of
+ * RANDOM_CAP bytes; *end: the file's end. */
+static unsigned char *random_file(ctx_t *c, const char *name, tagg_dio_t *d, int want, uint64_t bytes[4],
+                                  uint64_t *end)
+{
+    setup_file(c, name);
+    unsigned char *ref = calloc(1, RANDOM_CAP);
+    assert_non_null(ref);
+    *end = 0;
+    tagg_dio_init(d, &ops, c, c->path, want, 8192, bytes);
+    random_writes(d, c, ref, RANDOM_CAP, 60, end);
+    assert_int_equal(d->state, TAGG_DIO_ON); /* fails on a file system without O_DIRECT: see the header */
+    return ref;
+}
+
 static void test_random(void **s)
 {
     (void)s;
-    const uint64_t cap = 6 << 20;
+    const uint64_t cap = RANDOM_CAP;
     ctx_t          c;
-    setup_file(&c, "dio-random.bin");
-    unsigned char *ref = calloc(1, cap);
-    uint64_t       bytes[4] = {0, 0, 0, 0}, end = 0;
+    uint64_t       bytes[4] = {0, 0, 0, 0}, end;
     tagg_dio_t     d;
-    tagg_dio_init(&d, &ops, &c, c.path, 1, 8192, bytes);
-    random_writes(&d, &c, ref, cap, 60, &end);
-    assert_int_equal(d.state, TAGG_DIO_ON); /* fails on a file system without O_DIRECT: see the header */
+    unsigned char *ref = random_file(&c, "dio-random.bin", &d, TAGG_DIO_WANT_ALL, bytes, &end);
     assert_true(bytes[1] > 0);
     assert_true(c.buffered > 0); /* the heads, tails and small ones */
     random_reads(&d, ref, cap, end, 60);
@@ -168,16 +182,12 @@ static void test_split(void **s)
 static void test_writes_only(void **s)
 {
     (void)s;
-    const uint64_t cap = 6 << 20;
+    const uint64_t cap = RANDOM_CAP;
     ctx_t          c;
-    setup_file(&c, "dio-writes.bin");
-    unsigned char *ref = calloc(1, cap);
-    uint64_t       bytes[4] = {0, 0, 0, 0}, end = 0;
+    uint64_t       bytes[4] = {0, 0, 0, 0}, end;
     tagg_dio_t     d;
-    tagg_dio_init(&d, &ops, &c, c.path, TAGG_DIO_WANT_WRITES, 8192, bytes);
+    unsigned char *ref = random_file(&c, "dio-writes.bin", &d, TAGG_DIO_WANT_WRITES, bytes, &end);
     assert_int_equal(d.writes_only, 1);
-    random_writes(&d, &c, ref, cap, 60, &end);
-    assert_int_equal(d.state, TAGG_DIO_ON);
     assert_true(bytes[1] > 0);
     uint64_t before = c.buffered;
     random_reads(&d, ref, cap, end, 60);

@@ -522,7 +522,7 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir)
     e->spec_early += spec;
     e->t_fs += spec ? tspec : 0;
     double t0 = MPI_Wtime();
-    if (tagg_engine_describe(f, e, x, rflags, h, fl, known) < 0)
+    if (tagg_engine_describe(f, e, x, dir, rflags, h, fl, known) < 0)
         return -1;
     tagg_engine_tune_note(f, e, dir);
     int raw = 0, failed = 0;

@@ -121,7 +121,9 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "file accesses of at least direct_io_min bytes (aggregators' rounds, large direct accesses) move "  \
       "their whole 4 KiB blocks with O_DIRECT, their unaligned ends buffered (layout=shared, and the "    \
       "raw stripes of layout=subfiles): auto = on FUSE mounts (GlusterFS testbed, 256 MiB: writes 1.3x, " \
-      "reads 1.6-2x of buffered; not node-local subfiles), off elsewhere; on; off; write = writes only, " \
+      "reads 1.6-2x of buffered; not node-local subfiles); as write on a local disk (ext2/3/4, xfs, "     \
+      "btrfs) when its writes are known to be synced: fsync=1, or the application of this process has "   \
+      "synced a file on such a disk before (H5Fflush); off elsewhere; on; off; write = writes only, "      \
       "reads buffered (local disk, writes that are synced: 1.1-1.4x of buffered). A file system that "    \
       "refuses O_DIRECT is accessed buffered (README: Direct I/O)")                                        \
     X(direct_io_min, SIZE, int64_t, NULL, "1M", 4096, 1LL << 40, NULL,                                      \

@@ -15,12 +15,33 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int tagg_dio_wanted(int mode, unsigned fs_view)
+int tagg_dio_wanted(int mode, unsigned fs_view, int synced)
 {
     if (mode == TAGG_DIO_MODE_WRITE)
         return TAGG_DIO_WANT_WRITES;
-    return mode == TAGG_DIO_MODE_ON || (mode == TAGG_DIO_MODE_AUTO && (fs_view & TAGG_FS_SERIAL)) ? TAGG_DIO_WANT_ALL
-                                                                                                 : TAGG_DIO_WANT_NONE;
+    if (mode == TAGG_DIO_MODE_ON)
+        return TAGG_DIO_WANT_ALL;
+    if (mode != TAGG_DIO_MODE_AUTO)
+        return TAGG_DIO_WANT_NONE;
+    if (fs_view & TAGG_FS_SERIAL)
+        return TAGG_DIO_WANT_ALL;
+    return synced && (fs_view & 0xffu) == TAGG_FS_LOCAL ? TAGG_DIO_WANT_WRITES : TAGG_DIO_WANT_NONE;
+}
+
+/* one bit per file-system kind (fs_kind.h: kinds below 32) */
+static unsigned synced_kinds;
+
+void tagg_dio_note_sync(unsigned fs_view)
+{
+    unsigned kind = fs_view & 0xffu;
+    if (kind < 32)
+        __atomic_fetch_or(&synced_kinds, 1u << kind, __ATOMIC_RELAXED);
+}
+
+int tagg_dio_synced(unsigned fs_view)
+{
+    unsigned kind = fs_view & 0xffu;
+    return kind < 32 && (__atomic_load_n(&synced_kinds, __ATOMIC_RELAXED) & (1u << kind)) != 0;
 }
 
 void tagg_dio_init(tagg_dio_t *d, const tagg_dio_ops_t *ops, void *ctx, const char *name, int enabled, uint64_t min,
@@ -154,6 +175,21 @@ static int middle(int fd, int write, uint64_t off, uint64_t len, char *mem, char
     return 0;
 }
 
+static void reserve_fd(int fd, uint64_t off, uint64_t len)
+{
+    int rc;
+    do
+        rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len);
+    while (rc < 0 && errno == EINTR);
+}
+
+void tagg_dio_reserve(tagg_dio_t *d, uint64_t off, uint64_t len)
+{
+    int fd = d->reserve && len >= d->min ? descriptor(d) : -1;
+    if (fd >= 0)
+        reserve_fd(fd, off, len);
+}
+
 int tagg_dio_access(tagg_dio_t *d, int write, uint64_t off, uint64_t len, void *buf)
 {
     uint64_t A = d->align, a = (off + A - 1) / A * A, b = (off + len) / A * A;
@@ -172,6 +208,8 @@ int tagg_dio_access(tagg_dio_t *d, int write, uint64_t off, uint64_t len, void *
         err = errno;
     } else {
         char *bounce = bounce_get(A);
+        if (bounce && write && d->reserve && b - a > TAGG_DIO_BOUNCE) /* several requests: one allocation */
+            reserve_fd(fd, a, b - a);
         if (bounce) {
             rc  = middle(fd, write, a, b - a, mem + (a - off), bounce, &done);
             err = errno;

@@ -57,6 +57,8 @@ typedef struct tagg_dio {
     uint64_t              align; /* TAGG_DIO_ALIGN; tests may lower it */
     int                   state; /* TAGG_DIO_*: OFF also when disabled */
     int                   writes_only; /* reads stay buffered (direct_io=write) */
+    int                   reserve; /* set by the layout (local disks): tagg_dio_reserve, and a write
+                                      moved in several direct requests, allocate their blocks first */
     int                   fd;
     pthread_mutex_t       mu;
     uint64_t             *bytes; /* moved through the direct descriptor: [0] read, [1] written; of them
@@ -65,8 +67,17 @@ typedef struct tagg_dio {
 
 /* The direct_io key's rule (config.h TAGG_DIO_MODE_*), a TAGG_DIO_WANT_*: on
  * (all), off (none), write (writes), or auto = all when the file system's
- * client is FUSE (fs_view of fs_kind.h has TAGG_FS_SERIAL), else none. */
-int tagg_dio_wanted(int mode, unsigned fs_view);
+ * client is FUSE (fs_view of fs_kind.h has TAGG_FS_SERIAL); writes when it is
+ * a local disk (TAGG_FS_LOCAL) and synced: the file's writes will be synced
+ * (fsync=1, or tagg_dio_synced); else none. Pure. */
+int tagg_dio_wanted(int mode, unsigned fs_view, int synced);
+
+/* The application of this process has synced a file open for writing on a
+ * file system of this kind (fs_view's low byte): tagg_file_sync notes it,
+ * later opens ask. Process-wide, atomic; never reset (an application that
+ * syncs its files once syncs the next ones: checkpoints, timesteps). */
+void tagg_dio_note_sync(unsigned fs_view);
+int  tagg_dio_synced(unsigned fs_view);
 
 /* enabled, a TAGG_DIO_WANT_*: NONE, every access buffered; WRITES, reads
  * buffered. bytes[4]: the counters the accesses add to (the file's
@@ -75,6 +86,17 @@ void tagg_dio_init(tagg_dio_t *d, const tagg_dio_ops_t *ops, void *ctx, const ch
                    uint64_t *bytes);
 /* Closes the descriptor. */
 void tagg_dio_fini(tagg_dio_t *d);
+/* d->reserve set and writes going direct: the blocks of [off, off + len)
+ * are allocated now, in one piece where the file system can (fallocate,
+ * FALLOC_FL_KEEP_SIZE: the file's size is unchanged, the range reads as
+ * before). Without it, two writers of one file on a local disk, each writing
+ * its part of the file in 4 MiB requests at the same time, get their blocks
+ * allocated in the order of the requests: one extent per request,
+ * interleaved on the disk (ext4: 31 extents for 256 MiB written so, 3 with
+ * the parts reserved first), and a later sequential read of either part
+ * jumps between them. An advice: a file system that refuses it (or is full)
+ * gets the writes as before, whose own errors count. */
+void tagg_dio_reserve(tagg_dio_t *d, uint64_t off, uint64_t len);
 /* For a layout's open: descriptor fd's file opened again with O_DIRECT
  * (read-write when write, else read-only; close-on-exec) through
  * /proc/self/fd -- the file fd holds, whatever its path names now, checked

@@ -149,7 +149,7 @@ struct tagg_engine_row {
     tagg_req_desc_t req;
     uint64_t        res_hash; /* hash of the key of the cached set this rank holds for the file (TAGG_RES_MISS: see there) */
     uint32_t        res_flags; /* TAGG_RES_* */
-    uint32_t        fs_kind;   /* the rank's view of the file system (fs_kind.h) */
+    uint32_t        fs_kind;   /* the rank's view of the file system (fs_kind.h), TAGG_FS_DIO for the call's direction */
     uint64_t        tune_sum;  /* checksum of the rank's tuning model, 0: none */
     uint64_t        end;       /* the file's written end as this rank knows it (tune.h: past_end) */
     uint64_t        resident;  /* bytes of this rank's request in the page cache at the call's start
@@ -161,8 +161,8 @@ typedef struct tagg_engine_row tagg_engine_row_t;
 #define TAGG_RES_WORLD 1u /* the file's communicator is congruent to MPI_COMM_WORLD (cache usable) */
 #define TAGG_RES_MISS 2u  /* no cached set for the file's key: res_hash names the set a new one would
                              replace (0: a free slot; UINT64_MAX: none, every set is in use) */
-int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, uint32_t req_flags,
-                         uint64_t res_hash, uint32_t res_flags, const tagg_engine_mrow_t *known);
+int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, tagg_dir_t dir,
+                         uint32_t req_flags, uint64_t res_hash, uint32_t res_flags, const tagg_engine_mrow_t *known);
 /* engine_plan.c. Local: the row that describes x (req_flags and a failure aside). */
 void tagg_engine_row_of(const tagg_extents_t *x, tagg_req_desc_t *q);
 

@@ -342,6 +342,9 @@ static int pipeline(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, tagg
         return tagg_agree(f->comm, -1, "a round of the collective request") < 0 ? -1 : -1;
     int    rc  = c->local_rc < 0 ? -1 : epoch(e, 1), locked = c->local_rc == 0 && rc == 0;
     int    ovl = locked && overlap_ready(f, e, c) && !(c->throttle && c->my_index >= c->throttle);
+    /* an aggregator's domain, written round by round: its storage in one piece (store.h reserve) */
+    if (dir == TAGG_WRITE && locked && c->my_dom >= 0 && c->ncov && c->nrounds > 1 && f->store_ops->reserve)
+        f->store_ops->reserve(f, c->cov[0], c->cov[2 * c->ncov - 2] + c->cov[2 * c->ncov - 1] - c->cov[0]);
     if (ovl && e->nbuf >= 3 && c->throttle == 0) {
         rc     = run_ahead(f, e, c, dir, rc);
         int er = epoch(e, 0);

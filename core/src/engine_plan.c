@@ -70,8 +70,8 @@ void tagg_engine_row_of(const tagg_extents_t *x, tagg_req_desc_t *q)
         q->flags |= TAGG_REQ_RAW;
 }
 
-int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, uint32_t req_flags,
-                         uint64_t res_hash, uint32_t res_flags, const tagg_engine_mrow_t *known)
+int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x, tagg_dir_t dir,
+                         uint32_t req_flags, uint64_t res_hash, uint32_t res_flags, const tagg_engine_mrow_t *known)
 {
     tagg_engine_row_t mine;
     memset(&mine, 0, sizeof mine);
@@ -79,7 +79,7 @@ int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t 
     mine.req.flags |= req_flags | (f->io_failed ? TAGG_REQ_FAILED : 0u); /* a failure rides in the row */
     mine.res_hash = res_hash, mine.res_flags = res_flags;
     mine.fs_kind = (uint32_t)e->fs_kind, mine.tune_sum = e->tune_sum;
-    if (f->store_ops->dio_block && f->store_ops->dio_block(f) == TAGG_DIO_ALIGN) /* the store opened after the engine */
+    if (f->store_ops->dio_block && f->store_ops->dio_block(f, dir == TAGG_WRITE) == TAGG_DIO_ALIGN) /* the store opened after the engine */
         mine.fs_kind |= TAGG_FS_DIO;
     mine.end = f->written_end > f->eof ? f->written_end : f->eof;
     mine.resident = e->my_resident;

@@ -54,9 +54,9 @@ static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_
     v[TAGG_TV_PAST_END]       = sum > 0 ? past / sum : 0;
     v[TAGG_TV_SETUP]          = e->setup;
     v[TAGG_TV_REPEAT]         = e->repeat;
-    /* direct_io=write (the same configuration on every rank): reads stay buffered */
-    int dio_here              = e->dio_block && !(dir == TAGG_READ && f->cfg.direct_io == TAGG_DIO_MODE_WRITE);
-    v[TAGG_TV_DIO_MIN]        = dio_here ? (double)f->cfg.direct_io_min : 0;
+    /* every rank's layout moves this call's direction directly (writes only:
+     * direct_io=write, or auto on a synced local disk; reads buffered then) */
+    v[TAGG_TV_DIO_MIN]        = e->dio_block ? (double)f->cfg.direct_io_min : 0;
     double rb = 0, rr = 0; /* the ranks that could tell */
     for (int r = 0; r < P; r++)
         if (e->rows[r].resident != TAGG_RESIDENT_UNKNOWN && req[r].bytes)

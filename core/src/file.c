@@ -1,6 +1,7 @@
 /* The per-file object: collective open/close/size/sync, error agreement,
  * statistics and the per-file summary. */
 #include "async.h"
+#include "dio.h"
 #include "error.h"
 #include "h5ctx.h"
 #include "fs_kind.h"
@@ -583,7 +584,11 @@ int tagg_file_sync(tagg_file_t *f)
         return -1;
     f->wb_coll = WB_COLL_OTHER;
     int wrc    = tagg_wb_flush(f), src = f->store_ops->sync(f);
-    return tagg_agree(f->comm, wrc < 0 || src < 0 ? -1 : 0, "syncing the file");
+    if (tagg_agree(f->comm, wrc < 0 || src < 0 ? -1 : 0, "syncing the file") < 0)
+        return -1;
+    if (f->flags & TAGG_OPEN_RDWR) /* direct_io=auto: this process's later files on this kind of disk */
+        tagg_dio_note_sync(tagg_file_fs_view(f));
+    return 0;
 }
 
 /* Rank 0: the summary line of a file that moved data, printed (verbose >= 1)

@@ -49,10 +49,17 @@ typedef struct tagg_store_ops {
      * read by it (tagg_call_in.read_unit). */
     uint64_t (*read_unit)(const tagg_file_t *f);
     /* Optional (NULL: none): the block size in which this rank moves large
-     * accesses with O_DIRECT (direct_io, dio.h), 0 when it does not. From the
-     * configuration and the mount table, at open: the engine agrees on it
-     * over the ranks before the call plan aligns rounds to it. */
-    uint64_t (*dio_block)(const tagg_file_t *f);
+     * writes (write 1) or reads (0) with O_DIRECT (direct_io, dio.h), 0 when
+     * it does not. From the configuration and the mount table, at open: the
+     * engine agrees on it over the ranks before the call plan aligns rounds
+     * to it. */
+    uint64_t (*dio_block)(const tagg_file_t *f, int write);
+    /* Optional (NULL: nothing): this rank is about to write [off, off + len)
+     * of the address space in several requests (an aggregator's domain of a
+     * write call, round by round): the layout may allocate its storage now,
+     * in one piece (dio.h tagg_dio_reserve). An advice: no error, no MPI
+     * call, no change of the file's size or bytes. */
+    void (*reserve)(tagg_file_t *f, uint64_t off, uint64_t len);
     /* Optional (NULL: one): how many files the raw data is spread over; one
      * means every aggregator writes the same file (a client that serialises
      * a file's writes then serialises them all: tagg_call_in.one_file). */

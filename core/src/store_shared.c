@@ -104,12 +104,15 @@ static int posix_wanted(tagg_file_t *f, int own)
     return kind == TAGG_FS_LOCAL || kind == TAGG_FS_TMPFS || (view & TAGG_FS_SERIAL);
 }
 
-/* direct_io=auto: on FUSE mounts, where the client's buffered writes go one
- * request at a time (dio.h); with backend=mpiio none (ROMIO's own path). */
+/* direct_io=auto (dio.h): all large accesses on FUSE mounts, where the
+ * client's buffered writes go one request at a time; the writes on a local
+ * disk when they will be synced; with backend=mpiio none (ROMIO's own path). */
 static int dio_wanted(tagg_file_t *f)
 {
-    return f->cfg.backend != TAGG_BACKEND_MPIIO ? tagg_dio_wanted(f->cfg.direct_io, tagg_file_fs_view(f))
-                                                : TAGG_DIO_WANT_NONE;
+    unsigned view = tagg_file_fs_view(f);
+    return f->cfg.backend != TAGG_BACKEND_MPIIO
+               ? tagg_dio_wanted(f->cfg.direct_io, view, f->cfg.fsync || tagg_dio_synced(view))
+               : TAGG_DIO_WANT_NONE;
 }
 
 /* The descriptor the file layer opened before the store's open (rank 0's
@@ -226,6 +229,7 @@ static int shared_open(tagg_file_t *f, unsigned flags)
     pthread_mutex_init(&s->mu, NULL);
     tagg_dio_init(&s->dio, &shared_dio, f, f->path, dio_wanted(f), (uint64_t)f->cfg.direct_io_min,
                   f->stats.dio_bytes);
+    s->dio.reserve = (tagg_file_fs_view(f) & 0xffu) == TAGG_FS_LOCAL; /* dio.h: concurrent direct writers */
     /* a read-only open whose large reads go direct keeps its recent large reads
      * (not a SWMR reader: the writer's new bytes must reach its re-reads) */
     s->rc_on = !(flags & (TAGG_OPEN_RDWR | TAGG_OPEN_SWMR_READ)) && s->own && s->dio.state != TAGG_DIO_OFF &&
@@ -447,10 +451,16 @@ static int shared_del(const char *path, MPI_Comm comm, MPI_Info info, const tagg
     return tagg_agree(comm, rc, "deleting the file");
 }
 
-static uint64_t shared_dio_block(const tagg_file_t *f)
+static void shared_reserve(tagg_file_t *f, uint64_t off, uint64_t len)
+{
+    shared_t *s = f->store;
+    tagg_dio_reserve(&s->dio, off, len);
+}
+
+static uint64_t shared_dio_block(const tagg_file_t *f, int write)
 {
     const shared_t *s = f->store;
-    return s->dio.state == TAGG_DIO_OFF ? 0 : s->dio.align;
+    return s->dio.state == TAGG_DIO_OFF || (!write && s->dio.writes_only) ? 0 : s->dio.align;
 }
 
 static uint64_t shared_stripe(const tagg_file_t *f)
@@ -487,6 +497,7 @@ const tagg_store_ops_t tagg_store_shared = {
     .del      = shared_del,
     .stripe   = shared_stripe,
     .dio_block = shared_dio_block,
+    .reserve   = shared_reserve,
     .posix_only = shared_posix_only,
     .resident = shared_resident,
 };

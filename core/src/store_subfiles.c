@@ -815,11 +815,12 @@ static uint64_t sub_read_unit(const tagg_file_t *f)
     const sub_t *s = sub_of(f);
     return (s->verify && s->ix.version >= TAGG_SF_VERSION_3) || s->base_on ? s->ix.stripe : 0;
 }
-/* direct_io: whole stripes are whole blocks when the stripe is a multiple of one */
-static uint64_t sub_dio_block(const tagg_file_t *f)
+/* direct_io: whole stripes are whole blocks when the stripe is a multiple of
+ * one (every subfile's tagg_dio_t has the same rule: reads not under write) */
+static uint64_t sub_dio_block(const tagg_file_t *f, int write)
 {
     const sub_t *s = sub_of(f);
-    return s->dio && s->ix.stripe % TAGG_DIO_ALIGN == 0 ? TAGG_DIO_ALIGN : 0;
+    return s->dio && (write || !s->dio[0].writes_only) && s->ix.stripe % TAGG_DIO_ALIGN == 0 ? TAGG_DIO_ALIGN : 0;
 }
 
 /* the subfiles are POSIX descriptors (see the top of this file) */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -202,12 +203,106 @@ static void test_writes_only(void **s)
     free(mem);
     tagg_dio_fini(&d);
     close(c.fd), unlink(c.path), free(ref);
-    assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_WRITE, 0), TAGG_DIO_WANT_WRITES);
-    assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_WRITE, TAGG_FS_SERIAL), TAGG_DIO_WANT_WRITES);
-    assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_ON, 0), TAGG_DIO_WANT_ALL);
-    assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_OFF, TAGG_FS_SERIAL), TAGG_DIO_WANT_NONE);
-    assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_AUTO, TAGG_FS_SERIAL), TAGG_DIO_WANT_ALL);
-    assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_AUTO, TAGG_FS_LOCAL), TAGG_DIO_WANT_NONE);
+    for (int synced = 0; synced < 2; synced++) { /* explicit modes ignore syncs */
+        assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_WRITE, 0, synced), TAGG_DIO_WANT_WRITES);
+        assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_WRITE, TAGG_FS_SERIAL, synced), TAGG_DIO_WANT_WRITES);
+        assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_ON, 0, synced), TAGG_DIO_WANT_ALL);
+        assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_OFF, TAGG_FS_SERIAL, synced), TAGG_DIO_WANT_NONE);
+        assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_OFF, TAGG_FS_LOCAL, synced), TAGG_DIO_WANT_NONE);
+        assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_AUTO, TAGG_FS_SERIAL, synced), TAGG_DIO_WANT_ALL);
+        assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_AUTO, TAGG_FS_NETWORK | TAGG_FS_SERIAL, synced),
+                         TAGG_DIO_WANT_ALL);
+        /* auto elsewhere: none, except writes on a local disk that will be synced */
+        assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_AUTO, TAGG_FS_LOCAL, synced),
+                         synced ? TAGG_DIO_WANT_WRITES : TAGG_DIO_WANT_NONE);
+        assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_AUTO, TAGG_FS_TMPFS, synced), TAGG_DIO_WANT_NONE);
+        assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_AUTO, TAGG_FS_PARALLEL, synced), TAGG_DIO_WANT_NONE);
+        assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_AUTO, TAGG_FS_NETWORK, synced), TAGG_DIO_WANT_NONE);
+        assert_int_equal(tagg_dio_wanted(TAGG_DIO_MODE_AUTO, TAGG_FS_OTHER, synced), TAGG_DIO_WANT_NONE);
+    }
+}
+
+/* tagg_dio_reserve: with reserve set and direct writes, the range's blocks
+ * are allocated and the file's size and bytes stay as they were; nothing
+ * without reserve, below direct_io_min, or with direct I/O off. A write of
+ * several bounced requests with reserve set lands byte for byte and ends the
+ * file where it ends. */
+static uint64_t allocated(const ctx_t *c)
+{
+    struct stat st;
+    assert_int_equal(fstat(c->fd, &st), 0);
+    return (uint64_t)st.st_blocks * 512;
+}
+
+static void test_reserve(void **state)
+{
+    (void)state;
+    struct {
+        int      reserve, want;
+        uint64_t len, expect; /* bytes allocated at least (expect > 0) or none */
+    } cases[] = {
+        {1, TAGG_DIO_WANT_ALL, 8 << 20, 8 << 20},  {1, TAGG_DIO_WANT_WRITES, 8 << 20, 8 << 20},
+        {0, TAGG_DIO_WANT_ALL, 8 << 20, 0},        {1, TAGG_DIO_WANT_ALL, 32 << 10, 0},
+        {1, TAGG_DIO_WANT_NONE, 8 << 20, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ctx_t      c;
+        tagg_dio_t d;
+        uint64_t   bytes[4] = {0};
+        setup_file(&c, "reserve.bin");
+        tagg_dio_init(&d, &ops, &c, c.path, cases[i].want, 64 << 10, bytes);
+        d.reserve = cases[i].reserve;
+        tagg_dio_reserve(&d, 1 << 20, cases[i].len);
+        struct stat st;
+        assert_int_equal(fstat(c.fd, &st), 0);
+        assert_int_equal(st.st_size, 0); /* the size is unchanged */
+        if (cases[i].expect)
+            assert_true(allocated(&c) >= cases[i].expect);
+        else
+            assert_int_equal(allocated(&c), 0);
+        tagg_dio_fini(&d);
+        close(c.fd), unlink(c.path);
+    }
+    /* a bounced write of several requests, reserved first */
+    ctx_t      c;
+    tagg_dio_t d;
+    uint64_t   bytes[4] = {0}, off = 4096 + 777, len = ((uint64_t)9 << 20) + 1234;
+    setup_file(&c, "reserve.bin");
+    tagg_dio_init(&d, &ops, &c, c.path, TAGG_DIO_WANT_ALL, 64 << 10, bytes);
+    d.reserve = 1;
+    unsigned char *mem, *back = malloc(len);
+    assert_int_equal(posix_memalign((void **)&mem, 4096, len + 4096), 0);
+    for (uint64_t k = 0; k < len; k++)
+        mem[1 + k] = (unsigned char)rnd();
+    assert_int_equal(tagg_dio_access(&d, 1, off, len, mem + 1), 0); /* memory off the file's alignment */
+    assert_true(bytes[3] > TAGG_DIO_BOUNCE);                         /* several bounced requests */
+    struct stat st;
+    assert_int_equal(fstat(c.fd, &st), 0);
+    assert_int_equal(st.st_size, off + len);
+    assert_int_equal(pread(c.fd, back, len, (off_t)off), (ssize_t)len);
+    assert_memory_equal(back, mem + 1, len);
+    free(mem), free(back);
+    tagg_dio_fini(&d);
+    close(c.fd), unlink(c.path);
+}
+
+/* The process's note of synced files, by file-system kind: a sync on a local
+ * disk is not one on tmpfs; the FUSE flag does not make another kind. */
+static void test_sync_note(void **state)
+{
+    (void)state;
+    assert_false(tagg_dio_synced(TAGG_FS_LOCAL));
+    assert_false(tagg_dio_synced(TAGG_FS_TMPFS));
+    tagg_dio_note_sync(TAGG_FS_TMPFS);
+    assert_true(tagg_dio_synced(TAGG_FS_TMPFS));
+    assert_false(tagg_dio_synced(TAGG_FS_LOCAL));
+    tagg_dio_note_sync(TAGG_FS_LOCAL | TAGG_FS_DIO);
+    assert_true(tagg_dio_synced(TAGG_FS_LOCAL));
+    assert_true(tagg_dio_synced(TAGG_FS_LOCAL | TAGG_FS_SERIAL));
+    assert_false(tagg_dio_synced(TAGG_FS_NETWORK));
+    assert_false(tagg_dio_synced(0xffu)); /* out of the table: never noted, never seen */
+    tagg_dio_note_sync(0xffu);
+    assert_false(tagg_dio_synced(0xffu));
 }
 
 /* The file system refuses (EINVAL): here, direct requests one byte long at odd
@@ -246,6 +341,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_writes_only),
+        cmocka_unit_test(test_sync_note),
+        cmocka_unit_test(test_reserve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

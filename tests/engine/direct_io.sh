@@ -3,7 +3,10 @@
 # the build tree (ext4 here, not FUSE): tagg-bench's column blocks and large
 # contiguous blocks on 2 ranks, verified byte for byte, with the summary line's
 # dio_write_bytes / dio_read_bytes. on: both > 0 (shared and subfiles); write:
-# written > 0, read 0 (reads buffered; shared and subfiles); and
+# written > 0, read 0 (reads buffered; shared and subfiles); auto on ext4
+# with fsync=1 as write (shared and subfiles), and auto after the
+# application's first sync (H5Fflush): the first file written buffered, the
+# next one directly, the reads of both buffered; and
 # the aggregated write's single domain starts at a whole 4 KiB block (plan
 # range [0, ...) where the data starts at 2 KiB); auto on ext4 and off: 0,
 # the range from 2048. A single domain that starts at 2 KiB because only then
@@ -48,7 +51,26 @@ check on_contig on "" "${big[@]}" --tagg-config "direct_io=on"
 check on_subfiles on "" "${cols[@]}" --tagg-config "direct_io=on;direct_io_min=64K;buffer_size=256K;aggregate=always;aggregators=1;layout=subfiles;subfiles=2;stripe_size=256K"
 check write_contig writes "" "${big[@]}" --tagg-config "direct_io=write"
 check write_subfiles writes "" "${cols[@]}" --tagg-config "direct_io=write;direct_io_min=64K;buffer_size=256K;aggregate=always;aggregators=1;layout=subfiles;subfiles=2;stripe_size=256K"
+check auto_fsync writes "" "${big[@]}" --tagg-config "fsync=1"
+check auto_fsync_subfiles writes "" "${cols[@]}" --tagg-config "fsync=1;direct_io_min=64K;buffer_size=256K;aggregate=always;aggregators=1;layout=subfiles;subfiles=2;stripe_size=256K"
+# auto, the application syncs (tagg-bench --fsync: H5Fflush before close) two
+# files one after the other in one process: "written read" of each file's line
+files_dio() { awk '/^tagg: file=/ { w = r = rw = 0; for (i = 1; i <= NF; i++) { split($i, kv, "=")
+        if (kv[1] == "dio_write_bytes") w = kv[2]; if (kv[1] == "dio_read_bytes") r = kv[2]
+        if (kv[1] == "raw_write_bytes") rw = kv[2] }
+        printf "%s:%s:%s ", (rw > 0 ? "w" : "r"), w + 0, r + 0 } END { print "" }' out.txt; }
+learned() {
+  bench "${big[@]}" --reps 2 --fsync --tagg-config "direct_io_min=1M"
+  local rc=$? got
+  got=$(files_dio)
+  if [ $rc != 0 ] || ! grep -q '^tagg-shared .* ok$' out.txt; then bad "auto_learned: tagg-bench exit $rc"; tail -20 out.txt; return; fi
+  # written files: the first buffered, the second direct; read-only opens
+  # (the read, the deletion's probe): nothing direct
+  if ! [[ "$got" =~ ^w:0:0\ (r:0:0\ )+w:[1-9][0-9]*:0\ (r:0:0\ )+$ ]]; then bad "auto_learned: per file (kind:written:read) '$got' (want w:0:0 r:0:0... w:>0:0 r:0:0...)"; return; fi
+  ok "auto_learned: verified, per file $got"
+}
+learned
 check auto_ext4 none 2048 "${cols[@]}" --tagg-config "buffer_size=256K;aggregate=always;aggregators=1"
 check off none 2048 "${cols[@]}" --tagg-config "direct_io=off;buffer_size=256K;aggregate=always;aggregators=1"
 echo "$passed passed, $failed failed"
-[ "$failed" = 0 ] && [ "$passed" -ge 8 ]
+[ "$failed" = 0 ] && [ "$passed" -ge 11 ]

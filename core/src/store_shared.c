@@ -107,12 +107,10 @@ static int posix_wanted(tagg_file_t *f, int own)
 /* direct_io=auto (dio.h): all large accesses on FUSE mounts, where the
  * client's buffered writes go one request at a time; the writes on a local
  * disk when they will be synced; with backend=mpiio none (ROMIO's own path). */
-static int dio_wanted(tagg_file_t *f)
+static int dio_wanted(tagg_file_t *f, int *reserve)
 {
-    unsigned view = tagg_file_fs_view(f);
-    return f->cfg.backend != TAGG_BACKEND_MPIIO
-               ? tagg_dio_wanted(f->cfg.direct_io, view, f->cfg.fsync || tagg_dio_synced(view))
-               : TAGG_DIO_WANT_NONE;
+    int want = tagg_dio_file_rule(f->cfg.direct_io, f->cfg.fsync, tagg_file_fs_view(f), reserve);
+    return f->cfg.backend != TAGG_BACKEND_MPIIO ? want : TAGG_DIO_WANT_NONE;
 }
 
 /* The descriptor the file layer opened before the store's open (rank 0's
@@ -227,9 +225,9 @@ static int shared_open(tagg_file_t *f, unsigned flags)
     if (s->own && s->posix && f->rank != 0 && take_seen_fd(f, s, amode)) /* tagg_store_shared_early_fd's */
         f->stats.handles[2]++;
     pthread_mutex_init(&s->mu, NULL);
-    tagg_dio_init(&s->dio, &shared_dio, f, f->path, dio_wanted(f), (uint64_t)f->cfg.direct_io_min,
-                  f->stats.dio_bytes);
-    s->dio.reserve = (tagg_file_fs_view(f) & 0xffu) == TAGG_FS_LOCAL; /* dio.h: concurrent direct writers */
+    int reserve, want = dio_wanted(f, &reserve);
+    tagg_dio_init(&s->dio, &shared_dio, f, f->path, want, (uint64_t)f->cfg.direct_io_min, f->stats.dio_bytes);
+    s->dio.reserve = reserve; /* dio.h: concurrent direct writers */
     /* a read-only open whose large reads go direct keeps its recent large reads
      * (not a SWMR reader: the writer's new bytes must reach its re-reads) */
     s->rc_on = !(flags & (TAGG_OPEN_RDWR | TAGG_OPEN_SWMR_READ)) && s->own && s->dio.state != TAGG_DIO_OFF &&

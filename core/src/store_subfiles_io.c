@@ -12,7 +12,6 @@
 #include "crc_shift.h"
 #include "sf_path.h"
 #include "fault.h"
-#include "fs_kind.h"
 #include "mpi_wait.h"
 
 #include <errno.h>
@@ -88,19 +87,19 @@ static const tagg_dio_ops_t sub_dio = {.open = dio_open, .buffered = dio_buffere
 
 /* direct_io (dio.h), a TAGG_DIO_WANT_*: subfiles beside the index are on
  * its file system; node-local subfiles only when on or write. */
-static int dio_wanted(tagg_file_t *f, const sub_t *s)
+static int dio_wanted(tagg_file_t *f, const sub_t *s, int *reserve)
 {
+    int want = tagg_dio_file_rule(f->cfg.direct_io, f->cfg.fsync, tagg_file_fs_view(f), reserve);
     if (s->ix.count == 0)
         return TAGG_DIO_WANT_NONE;
     if (s->ix.nvr && f->cfg.direct_io != TAGG_DIO_MODE_ON && f->cfg.direct_io != TAGG_DIO_MODE_WRITE)
         return TAGG_DIO_WANT_NONE;
-    unsigned view = tagg_file_fs_view(f);
-    return tagg_dio_wanted(f->cfg.direct_io, view, f->cfg.fsync || tagg_dio_synced(view));
+    return want;
 }
 
 int tagg_sub_dio_setup(tagg_file_t *f, sub_t *s)
 {
-    int want = dio_wanted(f, s), local = (tagg_file_fs_view(f) & 0xffu) == TAGG_FS_LOCAL;
+    int reserve, want = dio_wanted(f, s, &reserve);
     if (want == TAGG_DIO_WANT_NONE)
         return 0;
     if (!(s->dio = calloc(s->ix.count, sizeof *s->dio)) || !(s->dctx = calloc(s->ix.count, sizeof *s->dctx))) {
@@ -112,7 +111,7 @@ int tagg_sub_dio_setup(tagg_file_t *f, sub_t *s)
         s->dctx[k].s = s, s->dctx[k].k = k;
         tagg_dio_init(&s->dio[k], &sub_dio, &s->dctx[k], s->paths[k], want, (uint64_t)f->cfg.direct_io_min,
                       f->stats.dio_bytes);
-        s->dio[k].reserve = local; /* dio.h: concurrent direct writers of one subfile */
+        s->dio[k].reserve = reserve; /* dio.h: concurrent direct writers of one subfile */
     }
     return 0;
 }

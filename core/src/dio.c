@@ -44,10 +44,11 @@ int tagg_dio_synced(unsigned fs_view)
     return kind < 32 && (__atomic_load_n(&synced_kinds, __ATOMIC_RELAXED) & (1u << kind)) != 0;
 }
 
-int tagg_dio_file_rule(int mode, int fsync, unsigned fs_view, int *reserve)
+int tagg_dio_file_rule(int mode, int fsync, unsigned fs_view, int rdwr, int *reserve)
 {
-    *reserve = (fs_view & 0xffu) == TAGG_FS_LOCAL;
-    return tagg_dio_wanted(mode, fs_view, fsync || tagg_dio_synced(fs_view));
+    *reserve  = (fs_view & 0xffu) == TAGG_FS_LOCAL;
+    int want  = tagg_dio_wanted(mode, fs_view, fsync || tagg_dio_synced(fs_view));
+    return want == TAGG_DIO_WANT_WRITES && !rdwr ? TAGG_DIO_WANT_NONE : want;
 }
 
 void tagg_dio_init(tagg_dio_t *d, const tagg_dio_ops_t *ops, void *ctx, const char *name, int enabled, uint64_t min,

@@ -78,10 +78,11 @@ int tagg_dio_wanted(int mode, unsigned fs_view, int synced);
  * syncs its files once syncs the next ones: checkpoints, timesteps). */
 void tagg_dio_note_sync(unsigned fs_view);
 int  tagg_dio_synced(unsigned fs_view);
-/* A layout's open: tagg_dio_wanted for its file in this process, synced when
- * fsync (the file's configuration) or tagg_dio_synced; *reserve (the
+/* A layout's open (rdwr: open for writing): tagg_dio_wanted for its file in
+ * this process, synced when fsync (the file's configuration) or
+ * tagg_dio_synced; writes only in a read-only open are none; *reserve (the
  * tagg_dio_t field) 1 on a local disk. */
-int tagg_dio_file_rule(int mode, int fsync, unsigned fs_view, int *reserve);
+int tagg_dio_file_rule(int mode, int fsync, unsigned fs_view, int rdwr, int *reserve);
 
 /* enabled, a TAGG_DIO_WANT_*: NONE, every access buffered; WRITES, reads
  * buffered. bytes[4]: the counters the accesses add to (the file's

@@ -109,7 +109,8 @@ static int posix_wanted(tagg_file_t *f, int own)
  * disk when they will be synced; with backend=mpiio none (ROMIO's own path). */
 static int dio_wanted(tagg_file_t *f, int *reserve)
 {
-    int want = tagg_dio_file_rule(f->cfg.direct_io, f->cfg.fsync, tagg_file_fs_view(f), reserve);
+    int want = tagg_dio_file_rule(f->cfg.direct_io, f->cfg.fsync, tagg_file_fs_view(f),
+                                  (f->flags & TAGG_OPEN_RDWR) != 0, reserve);
     return f->cfg.backend != TAGG_BACKEND_MPIIO ? want : TAGG_DIO_WANT_NONE;
 }
 

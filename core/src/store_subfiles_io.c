@@ -89,7 +89,8 @@ static const tagg_dio_ops_t sub_dio = {.open = dio_open, .buffered = dio_buffere
  * its file system; node-local subfiles only when on or write. */
 static int dio_wanted(tagg_file_t *f, const sub_t *s, int *reserve)
 {
-    int want = tagg_dio_file_rule(f->cfg.direct_io, f->cfg.fsync, tagg_file_fs_view(f), reserve);
+    int want = tagg_dio_file_rule(f->cfg.direct_io, f->cfg.fsync, tagg_file_fs_view(f),
+                                  (f->flags & TAGG_OPEN_RDWR) != 0, reserve);
     if (s->ix.count == 0)
         return TAGG_DIO_WANT_NONE;
     if (s->ix.nvr && f->cfg.direct_io != TAGG_DIO_MODE_ON && f->cfg.direct_io != TAGG_DIO_MODE_WRITE)

@@ -287,7 +287,8 @@ static void test_reserve(void **state)
 }
 
 /* The process's note of synced files, by file-system kind: a sync on a local
- * disk is not one on tmpfs; the FUSE flag does not make another kind. */
+ * disk is not one on tmpfs; the FUSE flag does not make another kind. Then
+ * a layout's rule with the note made (tagg_dio_file_rule). */
 static void test_sync_note(void **state)
 {
     (void)state;
@@ -303,6 +304,19 @@ static void test_sync_note(void **state)
     assert_false(tagg_dio_synced(0xffu)); /* out of the table: never noted, never seen */
     tagg_dio_note_sync(0xffu);
     assert_false(tagg_dio_synced(0xffu));
+    /* a layout's rule: the note counts as fsync=1; a read-only open has no writes to move directly */
+    int reserve = -1;
+    assert_int_equal(tagg_dio_file_rule(TAGG_DIO_MODE_AUTO, 0, TAGG_FS_LOCAL, 1, &reserve), TAGG_DIO_WANT_WRITES);
+    assert_int_equal(reserve, 1);
+    assert_int_equal(tagg_dio_file_rule(TAGG_DIO_MODE_AUTO, 0, TAGG_FS_LOCAL, 0, &reserve), TAGG_DIO_WANT_NONE);
+    assert_int_equal(tagg_dio_file_rule(TAGG_DIO_MODE_WRITE, 0, TAGG_FS_LOCAL, 0, &reserve), TAGG_DIO_WANT_NONE);
+    assert_int_equal(tagg_dio_file_rule(TAGG_DIO_MODE_OFF, 1, TAGG_FS_LOCAL, 1, &reserve), TAGG_DIO_WANT_NONE);
+    assert_int_equal(tagg_dio_file_rule(TAGG_DIO_MODE_AUTO, 1, TAGG_FS_TMPFS, 1, &reserve), TAGG_DIO_WANT_NONE);
+    assert_int_equal(reserve, 0);
+    assert_int_equal(tagg_dio_file_rule(TAGG_DIO_MODE_AUTO, 0, TAGG_FS_NETWORK | TAGG_FS_SERIAL, 0, &reserve),
+                     TAGG_DIO_WANT_ALL);
+    assert_int_equal(reserve, 0);
+    assert_int_equal(tagg_dio_file_rule(TAGG_DIO_MODE_AUTO, 1, TAGG_FS_PARALLEL, 1, &reserve), TAGG_DIO_WANT_NONE);
 }
 
 /* The file system refuses (EINVAL): here, direct requests one byte long at odd

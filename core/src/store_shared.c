@@ -230,9 +230,9 @@ static int shared_open(tagg_file_t *f, unsigned flags)
     tagg_dio_init(&s->dio, &shared_dio, f, f->path, want, (uint64_t)f->cfg.direct_io_min, f->stats.dio_bytes);
     s->dio.reserve = reserve; /* dio.h: concurrent direct writers */
     /* a read-only open whose large reads go direct keeps its recent large reads
-     * (not a SWMR reader: the writer's new bytes must reach its re-reads) */
-    s->rc_on = !(flags & (TAGG_OPEN_RDWR | TAGG_OPEN_SWMR_READ)) && s->own && s->dio.state != TAGG_DIO_OFF &&
-               !s->dio.writes_only;
+     * (not a SWMR reader: the writer's new bytes must reach its re-reads); a
+     * read-only open is never writes-only (tagg_dio_file_rule) */
+    s->rc_on = !(flags & (TAGG_OPEN_RDWR | TAGG_OPEN_SWMR_READ)) && s->own && s->dio.state != TAGG_DIO_OFF;
     tagg_rcache_init(&s->rc, TAGG_DIO_ALIGN, (uint64_t)f->cfg.direct_io_min, f->stats.rc_reads);
     if (flags & TAGG_OPEN_CREAT)
         amode |= MPI_MODE_CREATE;

@@ -81,7 +81,7 @@ struct tagg_tune_model {
     cand_t  cand[TAGG_TV_COUNT_];
     double  init, rate; /* gbdt */
     int     per_byte;   /* target log_seconds_per_byte: the trees predict ln(seconds / bytes of the call) */
-    int     version;    /* file format: 2 and 3 see x through tagg_tune_effective */
+    int     version;    /* file format: 2 to 4 see x through tagg_tune_effective */
     double  margin;     /* the predicted gain a choice needs over the cost model's (0: none) */
     uint64_t sum;       /* the 'end' line's checksum */
     int     ntrees;
@@ -514,10 +514,15 @@ void tagg_tune_effective(double x[TAGG_TV_COUNT_], int version)
         access = x[TAGG_TV_BYTES_PER_RANK] / (x[TAGG_TV_PIECES_PER_RANK] > 1 ? x[TAGG_TV_PIECES_PER_RANK] : 1);
         /* format 3: the read cache (rcache.h) serves such re-reads when it
          * holds the rank's runs: each under its largest cover, all within
-         * its slots */
+         * its slots; format 4: from memory, as the page cache serves a
+         * buffered re-read it holds (resident 1), though the page cache, the
+         * only thing the engine's probe asks, holds none of a direct one */
         if (version >= 3 && access < (double)TAGG_TUNE_RCACHE_RUN &&
-            x[TAGG_TV_BYTES_PER_RANK] <= (double)TAGG_TUNE_RCACHE_SLOTS * (double)TAGG_TUNE_RCACHE_RUN)
+            x[TAGG_TV_BYTES_PER_RANK] <= (double)TAGG_TUNE_RCACHE_SLOTS * (double)TAGG_TUNE_RCACHE_RUN) {
+            if (version >= 4 && access >= dmin)
+                x[TAGG_TV_RESIDENT] = 1;
             return;
+        }
     }
     else {
         access = x[TAGG_TV_RANKS] * x[TAGG_TV_BYTES_PER_RANK] / (x[TAGG_TV_AGGREGATORS] > 1 ? x[TAGG_TV_AGGREGATORS] : 1);

@@ -219,7 +219,7 @@ static void test_bad_files(void **state)
 {
     (void)state;
     expect_error("tagg-tune model 1", "hdf5 model 1", 1, "line 1: not a tagg-tune model file");
-    expect_error("tagg-tune model 1", "tagg-tune model 4", 1, "format 4, this tagg reads formats 1 to 3");
+    expect_error("tagg-tune model 1", "tagg-tune model 5", 1, "format 5, this tagg reads formats 1 to 4");
     expect_error("kind decision_tree", "kind svm", 1, "line 2: expected 'kind");
     expect_error("input bytes_per_rank", "input colour", 1, "line 6: unknown input 'colour'");
     expect_error("input bytes_per_rank", "input aggregators", 1, "listed twice");
@@ -281,7 +281,7 @@ static void test_per_byte(void **state)
 /* Format 2: a repeat whose file accesses reach dio_min (O_DIRECT) is seen as
  * no repeat (tagg_tune_effective); format 1 sees the records as they are;
  * format 3 as format 2, but direct re-reads the read cache holds (runs under
- * 4 MiB, at most 16 MiB a rank) stay repeats. */
+ * 4 MiB, at most 16 MiB a rank) stay repeats; format 4: and are resident. */
 static void test_effective_repeat(void **state)
 {
     (void)state;
@@ -329,6 +329,29 @@ static void test_effective_repeat(void **state)
     assert_double_equal(tagg_tune_predict(m3, x, NULL), 10e-3, 1e-12);
     x[TAGG_TV_DIRECT] = 1, x[TAGG_TV_AGGREGATORS] = 0, x[TAGG_TV_BUFFER_SIZE] = 4194304;
     tagg_tune_free(m3);
+    /* format 4: those direct re-reads the read cache holds are also resident
+     * (resident <= 0.5: 10 ms, else 1 ms; format 3 sees the probe's 0) */
+    const char *rbody = "kind decision_tree\ntarget log_seconds\ninputs 1\ninput resident\ncombine mean\ntrees 1\n"
+                        "tree 0 3\nnode 0 0 0.5 1 2 0\nnode 1 -1 0 -1 -1 -4.6051701859880918\n"
+                        "node 2 -1 0 -1 -1 -6.9077552789821368\n";
+    char r3[1024], r4[1024];
+    snprintf(r3, sizeof r3, "tagg-tune model 3\n%s", rbody);
+    snprintf(r4, sizeof r4, "tagg-tune model 4\n%s", rbody);
+    tagg_tune_model_t *n3 = load(r3), *n4 = load(r4);
+    x[TAGG_TV_RESIDENT] = 0;
+    assert_double_equal(tagg_tune_predict(n3, x, NULL), 10e-3, 1e-12); /* format 3: as probed */
+    assert_double_equal(tagg_tune_predict(n4, x, NULL), 1e-3, 1e-12);  /* 1 MiB runs, O_DIRECT, cached */
+    assert_double_equal(x[TAGG_TV_RESIDENT], 0, 0);                    /* x itself unchanged */
+    x[TAGG_TV_BYTES_PER_RANK] = 1048576 - 1; /* under dio_min: buffered, the probe tells */
+    assert_double_equal(tagg_tune_predict(n4, x, NULL), 10e-3, 1e-12);
+    x[TAGG_TV_BYTES_PER_RANK] = 4194304; /* larger than a cover: from the storage */
+    assert_double_equal(tagg_tune_predict(n4, x, NULL), 10e-3, 1e-12);
+    x[TAGG_TV_BYTES_PER_RANK] = 1048576, x[TAGG_TV_REPEAT] = 0; /* a first read */
+    assert_double_equal(tagg_tune_predict(n4, x, NULL), 10e-3, 1e-12);
+    x[TAGG_TV_REPEAT] = 1, x[TAGG_TV_DIRECT] = 0, x[TAGG_TV_AGGREGATORS] = 4; /* aggregated: as probed */
+    assert_double_equal(tagg_tune_predict(n4, x, NULL), 10e-3, 1e-12);
+    x[TAGG_TV_DIRECT] = 1, x[TAGG_TV_AGGREGATORS] = 0;
+    tagg_tune_free(n3), tagg_tune_free(n4);
     /* the choice sees it per candidate: direct (1 MiB runs, O_DIRECT, 10 ms)
      * against 2 aggregators (1 MiB each, 10 ms) or 4 (cached, 1 ms) */
     tagg_tune_free(m2);

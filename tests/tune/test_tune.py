@@ -472,10 +472,11 @@ def test_effective_repeat_python_is_c(tmp_path):
         bpr = rnd.choice([1 << 19, 1 << 20, 3 << 20, (1 << 20) * pieces, (1 << 20) * pieces - 1, (4 << 20) * pieces])
         direct = rnd.choice([0, 1])
         r = dict(zip(tt.VOCAB, [2, 1, bpr, 0, pieces, 1, 1, 3, 1, 0, 0, rnd.choice([0, 1]),
-                                rnd.choice([0, 1 << 20]), 0, direct, 0 if direct else rnd.choice([1, 2, 4]),
+                                rnd.choice([0, 1 << 20]), rnd.choice([0, 0, 1]), direct, 0 if direct else rnd.choice([1, 2, 4]),
                                 rnd.choice([1 << 19, 1 << 20, 4 << 20]), 2, 0, 0, 0]))
         e = tt.effective(r)
-        r["t_total"] = 1e-3 * bpr / (1 << 20) * (0.1 if e["repeat"] else 1.0)  # cached re-reads are 10x faster
+        # cached re-reads are 10x faster, and reads from memory (resident) 2x more
+        r["t_total"] = 1e-3 * bpr / (1 << 20) * (0.1 if e["repeat"] else 1.0) * (0.5 if e["resident"] else 1.0)
         rows.append(r)
     # by hand on a few, format 2: 1 MiB runs direct on dio_min 1 MiB are not cached; 1 MiB - 1 are
     base = dict(rows[0], repeat=1, dio_min=1 << 20, direct=1, aggregators=0, pieces_per_rank=1, buffer_size=4 << 20)
@@ -489,15 +490,22 @@ def test_effective_repeat_python_is_c(tmp_path):
     assert tt.effective(dict(base, bytes_per_rank=4 << 20))["repeat"] == 0
     assert tt.effective(dict(base, bytes_per_rank=16 << 20, pieces_per_rank=16))["repeat"] == 1
     assert tt.effective(dict(base, bytes_per_rank=17 << 20, pieces_per_rank=17))["repeat"] == 0
-    agg = dict(base, direct=0, aggregators=2, bytes_per_rank=1 << 20)  # 2 MiB / 2 aggregators, both formats
-    for v in (2, 3):
+    # format 4 (the default): such cached direct re-reads are resident; format 3 keeps the probe's 0
+    assert tt.effective(dict(base, bytes_per_rank=1 << 20, resident=0))["resident"] == 1
+    assert tt.effective(dict(base, bytes_per_rank=1 << 20, resident=0), 3)["resident"] == 0
+    assert tt.effective(dict(base, bytes_per_rank=(1 << 20) - 1, resident=0))["resident"] == 0  # buffered: as probed
+    assert tt.effective(dict(base, bytes_per_rank=4 << 20, resident=0))["resident"] == 0      # from the storage
+    assert tt.effective(dict(base, bytes_per_rank=1 << 20, resident=0, repeat=0))["resident"] == 0
+    assert tt.effective(dict(base, bytes_per_rank=1 << 20, resident=0, direct=0, aggregators=4))["resident"] == 0
+    agg = dict(base, direct=0, aggregators=2, bytes_per_rank=1 << 20)  # 2 MiB / 2 aggregators, all formats
+    for v in (2, 3, 4):
         assert tt.effective(agg, v)["repeat"] == 0 and tt.effective(dict(agg, aggregators=4), v)["repeat"] == 1
         assert tt.effective(dict(agg, buffer_size=1 << 19), v)["repeat"] == 1  # rounds of one 512 KiB buffer
-    inputs = ["bytes_per_rank", "repeat", "direct"]
+    inputs = ["bytes_per_rank", "repeat", "direct", "resident"]
     est = DecisionTreeRegressor(random_state=0).fit(tt.features(rows, inputs), tt.target_of(rows, "seconds"))
     model = tmp_path / "m.tune"
     model.write_text(tt.export("decision_tree", est, inputs, [], "seconds"))
-    assert model.read_text().startswith("tagg-tune model 3\n")
+    assert model.read_text().startswith("tagg-tune model 4\n")
     probe = [[r[k] for k in tt.VOCAB] for r in rows]
     pred_c, _ = c_eval(model, probe)
     pred_sk = np.exp(est.predict(tt.features(rows, inputs)))
@@ -510,7 +518,7 @@ def test_effective_repeat_python_is_c(tmp_path):
     assert np.any(np.abs(raw - pred_c) > 1e-9 * pred_c)
     # a format 1 file is evaluated on the records as they are, by both readers
     v1 = tmp_path / "v1.tune"
-    body = model.read_text().split("\nend ")[0].replace("tagg-tune model 3\n", "tagg-tune model 1\n", 1) + "\n"
+    body = model.read_text().split("\nend ")[0].replace("tagg-tune model 4\n", "tagg-tune model 1\n", 1) + "\n"
     v1.write_text(body + "end %016x\n" % tt.fnv1a(body.encode("ascii")))
     pred_v1, _ = c_eval(v1, probe)
     np.testing.assert_allclose(pred_v1, raw, rtol=1e-12)
@@ -518,10 +526,19 @@ def test_effective_repeat_python_is_c(tmp_path):
     assert tt.predict_one(m1, rows[0]) == pytest.approx(pred_v1[0], rel=1e-12)
     # a format 2 file: the rule without the read cache, by both readers
     v2 = tmp_path / "v2.tune"
-    body = model.read_text().split("\nend ")[0].replace("tagg-tune model 3\n", "tagg-tune model 2\n", 1) + "\n"
+    body = model.read_text().split("\nend ")[0].replace("tagg-tune model 4\n", "tagg-tune model 2\n", 1) + "\n"
     v2.write_text(body + "end %016x\n" % tt.fnv1a(body.encode("ascii")))
     pred_v2, _ = c_eval(v2, probe)
     m2 = tt.load_model(str(v2))
     for r, p in zip(rows, pred_v2):
         assert tt.predict_one(m2, r) == pytest.approx(p, rel=1e-12)
     assert np.any(np.abs(pred_v2 - pred_c) > 1e-9 * pred_c)  # the two rules differ on these rows
+    # a format 3 file: the read cache keeps repeat, resident as probed, by both readers
+    v3 = tmp_path / "v3.tune"
+    body = model.read_text().split("\nend ")[0].replace("tagg-tune model 4\n", "tagg-tune model 3\n", 1) + "\n"
+    v3.write_text(body + "end %016x\n" % tt.fnv1a(body.encode("ascii")))
+    pred_v3, _ = c_eval(v3, probe)
+    m3 = tt.load_model(str(v3))
+    for r, p in zip(rows, pred_v3):
+        assert tt.predict_one(m3, r) == pytest.approx(p, rel=1e-12)
+    assert np.any(np.abs(pred_v3 - pred_c) > 1e-9 * pred_c)  # resident's rule matters on these rows

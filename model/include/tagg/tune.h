@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 #define TAGG_TUNE_MAGIC "tagg-tune model"
-#define TAGG_TUNE_VERSION 3 /* 2, 3: repeat as the evaluator sees it (tagg_tune_effective); 1 and 2 are still read */
+#define TAGG_TUNE_VERSION 4 /* 2-4: repeat (4: and resident) as the evaluator sees it (tagg_tune_effective); 1-3 are still read */
 /* Format 3: the shared layout's read cache of read-only opens (core/src/rcache.h:
  * TAGG_RCACHE_MAX, TAGG_RCACHE_SLOTS) as tagg_tune_effective sees it. */
 #define TAGG_TUNE_RCACHE_RUN 4194304
@@ -150,7 +150,7 @@ double tagg_tune_resident_step(double share);
  * computed exactly so by tagg-tune. */
 double tagg_tune_call_bytes(const double x[TAGG_TV_COUNT_]);
 
-/* What a model of format 2 or 3 (version; format 1: nothing) sees of x: a
+/* What a model of format 2, 3 or 4 (version; format 1: nothing) sees of x: a
  * re-read or rewrite (repeat) is one no cache serves when the call's file
  * accesses are at least dio_min bytes (the direct accesses' mean run,
  * bytes_per_rank / pieces_per_rank; an aggregator's, the call's bytes /
@@ -161,8 +161,14 @@ double tagg_tune_call_bytes(const double x[TAGG_TV_COUNT_]);
  * keeps repeat when the shared layout's read cache of read-only opens holds
  * it (runs under TAGG_TUNE_RCACHE_RUN, the rank's bytes at most
  * TAGG_TUNE_RCACHE_SLOTS of them): 1 MiB runs re-read through O_DIRECT take
- * 0.12-0.24 ms there, not 4-8 ms. tagg-tune applies the same rule, in the
- * same double arithmetic, before it fits. */
+ * 0.12-0.24 ms there, not 4-8 ms. Format 4 (session 35): such a re-read
+ * (runs of at least dio_min the read cache holds) is also resident 1: it is a
+ * copy from memory, as a buffered re-read the page cache holds is, where the
+ * engine's probe (the page cache only) says 0; with 0 a model that had seen
+ * buffered re-reads of 512 and 768 KiB runs resident and fast took direct
+ * re-reads of 1 MiB runs for reads from the storage, 30x too slow (VPIC AoS
+ * on GlusterFS). tagg-tune applies the same rule, in the same double
+ * arithmetic, before it fits. */
 void tagg_tune_effective(double x[TAGG_TV_COUNT_], int version);
 
 /* Predicted seconds for the full vocabulary vector x[TAGG_TV_COUNT_] (the

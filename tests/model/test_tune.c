@@ -67,6 +67,19 @@ static tagg_tune_model_t *load(const char *body)
     return m;
 }
 
+/* A model of format `version` with one split on `input`: ln(seconds) is
+ * ln(10 ms) when the input is <= 0.5, else ln(1 ms). */
+static tagg_tune_model_t *one_split(int version, const char *input)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "tagg-tune model %d\nkind decision_tree\ntarget log_seconds\ninputs 1\ninput %s\ncombine mean\ntrees 1\n"
+             "tree 0 3\nnode 0 0 0.5 1 2 0\nnode 1 -1 0 -1 -1 -4.6051701859880918\n"
+             "node 2 -1 0 -1 -1 -6.9077552789821368\n",
+             version, input);
+    return load(text);
+}
+
 static void test_predict_tree(void **state)
 {
     (void)state;
@@ -286,13 +299,7 @@ static void test_effective_repeat(void **state)
 {
     (void)state;
     /* repeat 1: 1 ms (a cache hit), else 10 ms */
-    const char *body = "kind decision_tree\ntarget log_seconds\ninputs 1\ninput repeat\ncombine mean\ntrees 1\n"
-                       "tree 0 3\nnode 0 0 0.5 1 2 0\nnode 1 -1 0 -1 -1 -4.6051701859880918\n"
-                       "node 2 -1 0 -1 -1 -6.9077552789821368\n";
-    char v1[1024], v2[1024];
-    snprintf(v1, sizeof v1, "tagg-tune model 1\n%s", body);
-    snprintf(v2, sizeof v2, "tagg-tune model 2\n%s", body);
-    tagg_tune_model_t *m1 = load(v1), *m2 = load(v2);
+    tagg_tune_model_t *m1 = one_split(1, "repeat"), *m2 = one_split(2, "repeat");
     double x[TAGG_TV_COUNT_] = {0};
     x[TAGG_TV_RANKS] = 2, x[TAGG_TV_BYTES_PER_RANK] = 1048576, x[TAGG_TV_PIECES_PER_RANK] = 1;
     x[TAGG_TV_REPEAT] = 1, x[TAGG_TV_DIO_MIN] = 1048576, x[TAGG_TV_DIRECT] = 1, x[TAGG_TV_BUFFER_SIZE] = 4194304;
@@ -310,9 +317,7 @@ static void test_effective_repeat(void **state)
     x[TAGG_TV_BUFFER_SIZE] = 4194304, x[TAGG_TV_DIO_MIN] = 0; /* no O_DIRECT */
     assert_double_equal(tagg_tune_predict(m2, x, NULL), 1e-3, 1e-12);
     /* format 3 */
-    char v3[1024];
-    snprintf(v3, sizeof v3, "tagg-tune model 3\n%s", body);
-    tagg_tune_model_t *m3 = load(v3);
+    tagg_tune_model_t *m3 = one_split(3, "repeat");
     x[TAGG_TV_DIO_MIN] = 1048576, x[TAGG_TV_DIRECT] = 1, x[TAGG_TV_AGGREGATORS] = 0, x[TAGG_TV_PIECES_PER_RANK] = 1;
     assert_double_equal(tagg_tune_predict(m2, x, NULL), 10e-3, 1e-12); /* format 2: 1 MiB runs through O_DIRECT */
     assert_double_equal(tagg_tune_predict(m3, x, NULL), 1e-3, 1e-12);  /* format 3: the read cache holds them */
@@ -331,13 +336,7 @@ static void test_effective_repeat(void **state)
     tagg_tune_free(m3);
     /* format 4: those direct re-reads the read cache holds are also resident
      * (resident <= 0.5: 10 ms, else 1 ms; format 3 sees the probe's 0) */
-    const char *rbody = "kind decision_tree\ntarget log_seconds\ninputs 1\ninput resident\ncombine mean\ntrees 1\n"
-                        "tree 0 3\nnode 0 0 0.5 1 2 0\nnode 1 -1 0 -1 -1 -4.6051701859880918\n"
-                        "node 2 -1 0 -1 -1 -6.9077552789821368\n";
-    char r3[1024], r4[1024];
-    snprintf(r3, sizeof r3, "tagg-tune model 3\n%s", rbody);
-    snprintf(r4, sizeof r4, "tagg-tune model 4\n%s", rbody);
-    tagg_tune_model_t *n3 = load(r3), *n4 = load(r4);
+    tagg_tune_model_t *n3 = one_split(3, "resident"), *n4 = one_split(4, "resident");
     x[TAGG_TV_RESIDENT] = 0;
     assert_double_equal(tagg_tune_predict(n3, x, NULL), 10e-3, 1e-12); /* format 3: as probed */
     assert_double_equal(tagg_tune_predict(n4, x, NULL), 1e-3, 1e-12);  /* 1 MiB runs, O_DIRECT, cached */
@@ -355,6 +354,7 @@ static void test_effective_repeat(void **state)
     /* the choice sees it per candidate: direct (1 MiB runs, O_DIRECT, 10 ms)
      * against 2 aggregators (1 MiB each, 10 ms) or 4 (cached, 1 ms) */
     tagg_tune_free(m2);
+    char v2[1024];
     snprintf(v2, sizeof v2, "tagg-tune model 2\nkind decision_tree\ntarget log_seconds\ninputs 3\ninput repeat\n"
                             "input direct\ninput aggregators\ncandidates direct 0 1\ncandidates aggregators 0 2 4\ncombine mean\ntrees 1\n"
                             "tree 0 3\nnode 0 0 0.5 1 2 0\nnode 1 -1 0 -1 -1 -4.6051701859880918\n"

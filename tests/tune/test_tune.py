@@ -516,29 +516,26 @@ def test_effective_repeat_python_is_c(tmp_path):
     # the transform matters on these rows: without it the C side would differ
     raw = np.exp(est.predict(np.array([[float(r[k]) for k in inputs] for r in rows])))
     assert np.any(np.abs(raw - pred_c) > 1e-9 * pred_c)
+
+    def as_format(v):
+        """The fitted model's file, declared format v (its checksum redone)."""
+        path = tmp_path / ("v%d.tune" % v)
+        body = model.read_text().split("\nend ")[0].replace("tagg-tune model 4\n", "tagg-tune model %d\n" % v, 1) + "\n"
+        path.write_text(body + "end %016x\n" % tt.fnv1a(body.encode("ascii")))
+        return path
+
     # a format 1 file is evaluated on the records as they are, by both readers
-    v1 = tmp_path / "v1.tune"
-    body = model.read_text().split("\nend ")[0].replace("tagg-tune model 4\n", "tagg-tune model 1\n", 1) + "\n"
-    v1.write_text(body + "end %016x\n" % tt.fnv1a(body.encode("ascii")))
+    v1 = as_format(1)
     pred_v1, _ = c_eval(v1, probe)
     np.testing.assert_allclose(pred_v1, raw, rtol=1e-12)
     m1 = tt.load_model(str(v1))
     assert tt.predict_one(m1, rows[0]) == pytest.approx(pred_v1[0], rel=1e-12)
-    # a format 2 file: the rule without the read cache, by both readers
-    v2 = tmp_path / "v2.tune"
-    body = model.read_text().split("\nend ")[0].replace("tagg-tune model 4\n", "tagg-tune model 2\n", 1) + "\n"
-    v2.write_text(body + "end %016x\n" % tt.fnv1a(body.encode("ascii")))
-    pred_v2, _ = c_eval(v2, probe)
-    m2 = tt.load_model(str(v2))
-    for r, p in zip(rows, pred_v2):
-        assert tt.predict_one(m2, r) == pytest.approx(p, rel=1e-12)
-    assert np.any(np.abs(pred_v2 - pred_c) > 1e-9 * pred_c)  # the two rules differ on these rows
-    # a format 3 file: the read cache keeps repeat, resident as probed, by both readers
-    v3 = tmp_path / "v3.tune"
-    body = model.read_text().split("\nend ")[0].replace("tagg-tune model 4\n", "tagg-tune model 3\n", 1) + "\n"
-    v3.write_text(body + "end %016x\n" % tt.fnv1a(body.encode("ascii")))
-    pred_v3, _ = c_eval(v3, probe)
-    m3 = tt.load_model(str(v3))
-    for r, p in zip(rows, pred_v3):
-        assert tt.predict_one(m3, r) == pytest.approx(p, rel=1e-12)
-    assert np.any(np.abs(pred_v3 - pred_c) > 1e-9 * pred_c)  # resident's rule matters on these rows
+    # format 2: the rule without the read cache; format 3: the read cache keeps repeat, resident as
+    # probed; each by both readers, and each differs from format 4 on these rows
+    for v in (2, 3):
+        vf = as_format(v)
+        pred_v, _ = c_eval(vf, probe)
+        mv = tt.load_model(str(vf))
+        for r, p in zip(rows, pred_v):
+            assert tt.predict_one(mv, r) == pytest.approx(p, rel=1e-12)
+        assert np.any(np.abs(pred_v - pred_c) > 1e-9 * pred_c), v

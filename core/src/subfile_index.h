@@ -144,11 +144,16 @@ uint64_t tagg_sf_subfile_size(uint64_t L, uint64_t S, uint32_t N, uint32_t k);
 uint64_t tagg_sf_logical_end(uint64_t size, uint64_t S, uint32_t N, uint32_t k);
 
 /* --- checksums */
-/* CRC-64/XZ (crc64.c): carry-less multiplication where the CPU has it, else
- * slicing by 8; start with crc = 0. The _portable one is the table code alone
- * (tests compare the two). */
+/* CRC-64/XZ (crc64.c): the fastest implementation the CPU runs (512-bit or
+ * 128-bit carry-less multiplication, else slicing by 8); start with crc = 0. */
 uint64_t tagg_crc64(uint64_t crc, const void *buf, size_t len);
-uint64_t tagg_crc64_portable(uint64_t crc, const void *buf, size_t len);
+/* The implementations one by one (tests compare them): how many there are;
+ * implementation i's name and whether this CPU runs it (NULL past the last);
+ * the CRC by implementation i (0, the tables, where i does not run here;
+ * buffers shorter than i takes go to the fastest that takes them). */
+int         tagg_crc64_impl_count(void);
+const char *tagg_crc64_impl(int impl, int *usable);
+uint64_t    tagg_crc64_with(int impl, uint64_t crc, const void *buf, size_t len);
 /* Reads a whole file: its size and CRC-64. 0, or -1 with a message. */
 int tagg_sf_file_crc(const char *path, uint64_t *size, uint64_t *crc, char *err, size_t errlen);
 

@@ -103,11 +103,12 @@ static void test_crc64(void **state)
         assert_true(tagg_crc64(0, buf, n) == ref);
         size_t cut = n / 3;
         assert_true(tagg_crc64(tagg_crc64(0, buf, cut), buf + cut, n - cut) == ref);
-        assert_true(tagg_crc64_portable(0, buf, n) == ref);
+        assert_true(tagg_crc64_with(0, 0, buf, n) == ref); /* the tables */
     }
-    /* the carry-less (folding) implementation, where the CPU has it, against the
-     * table one and a bit-by-bit one: lengths around every folding boundary
-     * (16, 64 bytes), odd offsets, chained start values */
+    /* every implementation this CPU runs (the tables; carry-less folding on
+     * 128-bit and 512-bit registers) against a bit-by-bit CRC: every length
+     * up to 1100 (the folds' boundaries: 16, 64, 256 bytes and their
+     * remainders) at odd offsets, then random lengths, chained start values */
     enum { BIG = 5000 };
     unsigned char *big = malloc(BIG + 16);
     assert_non_null(big);
@@ -116,19 +117,42 @@ static void test_crc64(void **state)
         s ^= s << 13, s ^= s >> 7, s ^= s << 17;
         big[i] = (unsigned char)s;
     }
-    for (int t = 0; t < 600; t++) {
-        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-        size_t   off = s % 16, n = t < 200 ? (size_t)t : (size_t)(s >> 8) % BIG;
-        uint64_t start = t % 3 ? s : 0, ref = ~start;
-        for (size_t i = 0; i < n; i++) {
-            ref ^= big[off + i];
-            for (int b = 0; b < 8; b++)
-                ref = (ref & 1) ? (ref >> 1) ^ UINT64_C(0xC96C5795D7870F42) : ref >> 1;
+    int tested = 0;
+    assert_null(tagg_crc64_impl(tagg_crc64_impl_count(), NULL));
+    for (int impl = 0; impl < tagg_crc64_impl_count(); impl++) {
+        int         usable = 0;
+        const char *name   = tagg_crc64_impl(impl, &usable);
+        assert_non_null(name);
+        if (!usable)
+            continue;
+        tested++;
+        for (size_t off = 0; off < 16; off += 5) {
+            uint64_t start = off ? s : 0, ref = ~start;
+            for (size_t n = 0; n <= 1100; n++) {
+                if (n) {
+                    ref ^= big[off + n - 1];
+                    for (int b = 0; b < 8; b++)
+                        ref = (ref & 1) ? (ref >> 1) ^ UINT64_C(0xC96C5795D7870F42) : ref >> 1;
+                }
+                assert_true(tagg_crc64_with(impl, start, big + off, n) == ~ref);
+            }
         }
-        ref = ~ref;
-        assert_true(tagg_crc64_portable(start, big + off, n) == ref);
-        assert_true(tagg_crc64(start, big + off, n) == ref);
+        for (int t = 0; t < 400; t++) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            size_t   off = s % 16, n = (size_t)(s >> 8) % BIG;
+            uint64_t start = t % 3 ? s : 0, ref = ~start;
+            for (size_t i = 0; i < n; i++) {
+                ref ^= big[off + i];
+                for (int b = 0; b < 8; b++)
+                    ref = (ref & 1) ? (ref >> 1) ^ UINT64_C(0xC96C5795D7870F42) : ref >> 1;
+            }
+            ref = ~ref;
+            assert_true(tagg_crc64_with(impl, start, big + off, n) == ref);
+            assert_true(tagg_crc64(start, big + off, n) == ref);
+        }
+        print_message("crc64: implementation %s checked\n", name);
     }
+    assert_true(tested >= 1);
     free(big);
 }
 

@@ -263,6 +263,24 @@ def test_fit_medians_fits_fewer_rows(tmp_path):
     assert "tagg-tune: 240 records" in out, out
 
 
+def test_forest_max_features(tmp_path):
+    """--max-features: the forest's splits draw from that share of the inputs
+    (default 0.5): other trees than with every input; 0, 1.5 and text refused."""
+    path = c_records(synthetic_rows(n=120), tmp_path)
+    texts = {}
+    for mf in ("0.5", "1", None):
+        model = tmp_path / ("m%s.tune" % mf)
+        argv = [sys.executable, TOOL, "fit", str(path), "-o", str(model), "--trees", "5", "--kind", "forest"]
+        subprocess.run(argv + (["--max-features", mf] if mf else []), capture_output=True, text=True, check=True)
+        texts[mf] = model.read_text()
+    assert texts["0.5"] == texts[None]  # the default
+    assert texts["0.5"] != texts["1"]
+    for bad in ("0", "1.5", "half"):
+        r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "x.tune"), "--max-features", bad],
+                           capture_output=True, text=True)
+        assert r.returncode != 0 and "a share of the inputs" in r.stderr, r.stderr
+
+
 def test_bench_csv_medians_and_reps(tmp_path):
     """heldout reads tagg-bench's --csv: medians, min, max and every repetition per variant."""
     p = tmp_path / "b.csv"

@@ -200,9 +200,13 @@ def test_fit_writes_table_and_model(tmp_path):
                          capture_output=True, text=True, check=True).stdout
     for kind in ("decision_tree", "random_forest", "gradient_boosting"):
         assert kind in out
+    assert "call err" in out.splitlines()[2], out
     errs = {l.split()[0]: float(l.split()[1].rstrip("%")) for l in out.splitlines()
             if l.split() and l.split()[0] in ("decision_tree", "random_forest", "gradient_boosting")}
-    assert len(errs) == 3
+    calls = {l.split()[0]: float(l.split()[4].rstrip("%")) for l in out.splitlines()
+             if l.split() and l.split()[0] in ("decision_tree", "random_forest", "gradient_boosting")}
+    assert len(errs) == 3 and len(calls) == 3
+    assert min(calls.values()) < 25, out
     assert min(errs.values()) < 25, out  # the synthetic machine is learnable
     shown = subprocess.run([sys.executable, TOOL, "show", str(model)], capture_output=True, text=True, check=True).stdout
     assert "the engine may choose aggregators" in shown and "predicts ln(seconds per byte of the call)" in shown
@@ -311,6 +315,22 @@ def test_rel_center_minimises_relative_error():
         assert cost(c) <= min(cost(min(ts) + k * (max(ts) - min(ts)) / 50) for k in range(51)) * (1 + 1e-12)
     ts = [0.010, 0.011, 0.012, 0.5, 0.6]  # two stalls of 50x: the median is 0.012
     assert tt.rel_center(ts) == 0.011
+
+
+def test_call_errors_judge_each_call_by_its_medians():
+    """call_errors (heldout's per call figure and the tables' `call err`): one
+    value per call (kernel, pattern and settings), the median of its
+    predictions against the median of its times; calls of another kernel or
+    setting are apart."""
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    rows = [dict(base, t_total=t) for t in (1.0, 2.0, 9.0)]  # median 2
+    pred = [2.0, 2.0, 50.0]  # median 2: exact, whatever the stall
+    rows += [dict(base, direct=1, aggregators=0, t_total=t) for t in (1.0, 1.0)]
+    pred += [2.0, 3.0]  # median 2.5 against 1
+    rows += [dict(base, t_total=4.0, _kernel="other")]
+    pred += [3.0]  # 1/4
+    assert tt.call_errors(rows, pred) == [0.0, 1.5, 0.25]
+    assert tt.call_errors([], []) == []
 
 
 def test_training_rows_group_repetitions():

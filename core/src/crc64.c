@@ -101,11 +101,27 @@ __attribute__((target("pclmul,sse4.1"))) static inline __m128i fold(__m128i a, _
     return _mm_xor_si128(_mm_clmulepi64_si128(a, k, 0x00), _mm_clmulepi64_si128(a, k, 0x11));
 }
 
+/* The end of both foldings: four consecutive blocks a0..a3 into one, then
+ * the len bytes left at p, 16 at a time, then the register of the block and
+ * the tail (< 16 bytes) in the portable code. */
+__attribute__((target("pclmul,sse4.1"))) static uint64_t fold_finish(__m128i a0, __m128i a1, __m128i a2, __m128i a3,
+                                                                      const unsigned char *p, size_t len)
+{
+    const __m128i k128 = _mm_set_epi64x((long long)k_fold[3], (long long)k_fold[2]);
+    __m128i       a    = _mm_xor_si128(fold(a0, k128), a1);
+    a                  = _mm_xor_si128(fold(a, k128), a2);
+    a                  = _mm_xor_si128(fold(a, k128), a3);
+    for (; len >= 16; p += 16, len -= 16)
+        a = _mm_xor_si128(fold(a, k128), _mm_loadu_si128((const __m128i *)p));
+    unsigned char last[16];
+    _mm_storeu_si128((__m128i *)last, a);
+    return update_portable(update_portable(0, last, 16), p, len);
+}
+
 /* The register over len >= 64 bytes. */
 __attribute__((target("pclmul,sse4.1"))) static uint64_t update_clmul(uint64_t crc, const unsigned char *p, size_t len)
 {
     const __m128i k512 = _mm_set_epi64x((long long)k_fold[1], (long long)k_fold[0]);
-    const __m128i k128 = _mm_set_epi64x((long long)k_fold[3], (long long)k_fold[2]);
     __m128i       a0 = _mm_loadu_si128((const __m128i *)p), a1 = _mm_loadu_si128((const __m128i *)(p + 16));
     __m128i       a2 = _mm_loadu_si128((const __m128i *)(p + 32)), a3 = _mm_loadu_si128((const __m128i *)(p + 48));
     a0 = _mm_xor_si128(a0, _mm_set_epi64x(0, (long long)crc));
@@ -116,14 +132,7 @@ __attribute__((target("pclmul,sse4.1"))) static uint64_t update_clmul(uint64_t c
         a2 = _mm_xor_si128(fold(a2, k512), _mm_loadu_si128((const __m128i *)(p + 32)));
         a3 = _mm_xor_si128(fold(a3, k512), _mm_loadu_si128((const __m128i *)(p + 48)));
     }
-    __m128i a = _mm_xor_si128(fold(a0, k128), a1); /* the four blocks into one */
-    a         = _mm_xor_si128(fold(a, k128), a2);
-    a         = _mm_xor_si128(fold(a, k128), a3);
-    for (; len >= 16; p += 16, len -= 16)
-        a = _mm_xor_si128(fold(a, k128), _mm_loadu_si128((const __m128i *)p));
-    unsigned char last[16];
-    _mm_storeu_si128((__m128i *)last, a);
-    return update_portable(update_portable(0, last, 16), p, len);
+    return fold_finish(a0, a1, a2, a3, p, len);
 }
 
 /* The 512-bit folding: a register's four 128-bit lanes are four consecutive
@@ -139,7 +148,6 @@ __attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.1"))) static uint64_t upda
 {
     const __m512i k2048 = _mm512_broadcast_i32x4(_mm_set_epi64x((long long)k_fold[5], (long long)k_fold[4]));
     const __m512i k512  = _mm512_broadcast_i32x4(_mm_set_epi64x((long long)k_fold[1], (long long)k_fold[0]));
-    const __m128i k128  = _mm_set_epi64x((long long)k_fold[3], (long long)k_fold[2]);
     __m512i a0 = _mm512_loadu_si512((const void *)p), a1 = _mm512_loadu_si512((const void *)(p + 64));
     __m512i a2 = _mm512_loadu_si512((const void *)(p + 128)), a3 = _mm512_loadu_si512((const void *)(p + 192));
     a0 = _mm512_xor_si512(a0, _mm512_inserti32x4(_mm512_setzero_si512(), _mm_set_epi64x(0, (long long)crc), 0));
@@ -155,14 +163,8 @@ __attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.1"))) static uint64_t upda
     a         = _mm512_xor_si512(fold512(a, k512), a3);
     for (; len >= 64; p += 64, len -= 64)
         a = _mm512_xor_si512(fold512(a, k512), _mm512_loadu_si512((const void *)p));
-    __m128i b = _mm_xor_si128(fold(_mm512_extracti32x4_epi32(a, 0), k128), _mm512_extracti32x4_epi32(a, 1));
-    b         = _mm_xor_si128(fold(b, k128), _mm512_extracti32x4_epi32(a, 2));
-    b         = _mm_xor_si128(fold(b, k128), _mm512_extracti32x4_epi32(a, 3));
-    for (; len >= 16; p += 16, len -= 16)
-        b = _mm_xor_si128(fold(b, k128), _mm_loadu_si128((const __m128i *)p));
-    unsigned char last[16];
-    _mm_storeu_si128((__m128i *)last, b);
-    return update_portable(update_portable(0, last, 16), p, len);
+    return fold_finish(_mm512_extracti32x4_epi32(a, 0), _mm512_extracti32x4_epi32(a, 1),
+                       _mm512_extracti32x4_epi32(a, 2), _mm512_extracti32x4_epi32(a, 3), p, len);
 }
 #endif
 
@@ -203,7 +205,7 @@ static uint64_t crc_run(int i, uint64_t crc, const void *buf, size_t len)
     if (len < c->min_len) /* the best of the others that takes len */
         while (--i > 0 && (!crc_impls[i].usable() || len < crc_impls[i].min_len))
             ;
-    return ~crc_impls[i < 0 ? 0 : i].update(~crc, buf, len);
+    return ~crc_impls[i].update(~crc, buf, len);
 }
 
 uint64_t tagg_crc64(uint64_t crc, const void *buf, size_t len)

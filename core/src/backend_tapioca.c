@@ -357,12 +357,17 @@ static int tapioca_open(tagg_file_t *f)
             return -1;
         }
     }
-    if (tagg_engine_tune_open(f, e) < 0) { /* local; the caller agrees */
+    if (tagg_engine_tune_open(f, e) < 0) { /* local; the caller agrees (the model: tapioca_open_shared) */
         engine_free(e);
         return -1;
     }
     f->backend = e;
     return 0;
+}
+
+static int tapioca_open_shared(tagg_file_t *f, int ok)
+{
+    return tagg_engine_tune_share(f, ok ? f->backend : NULL);
 }
 
 static int tapioca_close(tagg_file_t *f)
@@ -625,6 +630,7 @@ const tagg_backend_ops_t tagg_backend_tapioca = {
     .describe = tapioca_describe,
     .name  = "tapioca",
     .open  = tapioca_open,
+    .open_shared = tapioca_open_shared,
     .close = tapioca_close,
     .write = tapioca_write,
     .read  = tapioca_read,

@@ -199,9 +199,15 @@ void tagg_engine_record(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, 
  * record with t_total = now - e->rec_t0, the call's start (rc < 0: the call
  * failed, nothing appended). */
 void tagg_engine_record_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, int rc);
-/* engine_tune.c. Local, at open: loads tuning= (an error pushed: the caller
- * agrees), or takes it from the process's cache when the file is unchanged. */
+/* engine_tune.c. Local, at open: the file system's kind as the records and
+ * the plan see it. */
 int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e);
+/* engine_tune.c. Collective, at open, once every rank's engine is made (e:
+ * NULL where this rank's open failed): tuning= from the process's cache when
+ * every rank holds that model already, else read by rank 0 alone and sent to
+ * every rank, which parses the same bytes. 0, or -1 on every rank with an
+ * error pushed (a bad or unreadable model file: its reason). */
+int tagg_engine_tune_share(tagg_file_t *f, tagg_engine_t *e);
 /* engine_tune.c. At close: releases the model (the cache keeps its own). */
 void tagg_engine_tune_close(tagg_engine_t *e);
 

@@ -5,6 +5,7 @@
 #include "engine.h"
 #include "error.h"
 #include "fs_kind.h"
+#include "mpi_wait.h"
 #include "record.h"
 
 #include <math.h>
@@ -167,36 +168,111 @@ __attribute__((destructor)) static void model_cache_free(void) /* exit, or the p
 
 int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e)
 {
-    int tuning = f->cfg.tuning && *f->cfg.tuning;
     /* from the mount table, no round trip to a file server (fs_kind.h): the
      * records' kind, and the call plan's serialising client */
     e->fs_kind = (int)tagg_file_fs_view(f);
     if (f->cfg.fs_client != TAGG_FS_CLIENT_AUTO) /* the user's word over the mount table's */
         e->fs_kind = (int)(((unsigned)e->fs_kind & ~TAGG_FS_SERIAL) |
                            (f->cfg.fs_client == TAGG_FS_CLIENT_SERIAL ? TAGG_FS_SERIAL : 0u));
-    if (!tuning)
-        return 0;
-    const char *path = f->cfg.tuning;
-    int         reused = 0;
-    pthread_mutex_lock(&model_cache.mu);
-    if (model_cache.m && !strcmp(model_cache.path, path)) {
-        e->tune = model_cache.m, e->tune_cached = 1, reused = 1;
-        model_cache.refs++;
-    }
-    pthread_mutex_unlock(&model_cache.mu);
-    if (!e->tune) {
-        struct stat st;
-        int         have = lstat(path, &st) == 0 && S_ISREG(st.st_mode); /* else the load says why */
-        char        err[1024];
-        if (tagg_tune_load(path, &e->tune, err, sizeof err) < 0) {
-            TAGG_ERR(TAGG_E_CONFIG, "tuning: %s", err);
-            return -1;
+    return 0;
+}
+
+/* The model's text from rank 0 to every rank (tagg_engine_tune_share): 0 and
+ * *text (*len bytes; *keep: rank 0 saw the file unchanged while it read it),
+ * or -1 on every rank with rank 0's message in err. */
+static int text_from_rank0(tagg_file_t *f, const char *path, char **text, size_t *len, int *keep, char *err,
+                           size_t errlen)
+{
+    uint64_t hdr[3] = {0, 0, 0}; /* failed, bytes that follow (text or message), keep */
+    char    *buf = NULL;
+    *text = NULL, *len = 0, *keep = 0;
+    if (f->rank == 0) {
+        struct stat st, after;
+        int         have = lstat(path, &st) == 0 && S_ISREG(st.st_mode); /* else the read says why */
+        size_t      n    = 0;
+        if (tagg_tune_read(path, &buf, &n, err, errlen) < 0) {
+            buf = strdup(err), hdr[0] = 1, n = buf ? strlen(buf) : 0;
         }
-        struct stat after;
-        char       *copy = strdup(path);
+        else
+            hdr[2] = have && lstat(path, &after) == 0 && same_file(&st, &after);
+        hdr[1] = n;
+    }
+    int code = tagg_mpi_bcast(hdr, 3, MPI_UINT64_T, 0, f->comm);
+    int room = 1, all = 1; /* every rank has room for the bytes, or none receives them */
+    if (code == MPI_SUCCESS && f->rank != 0 && hdr[1])
+        room = (buf = malloc((size_t)hdr[1])) != NULL;
+    if (code == MPI_SUCCESS)
+        code = tagg_mpi_allreduce(&room, &all, 1, MPI_INT, MPI_MIN, f->comm);
+    if (code == MPI_SUCCESS && all && hdr[1])
+        code = tagg_mpi_bcast_bulk(buf, (int)hdr[1], MPI_BYTE, 0, f->comm);
+    if (code != MPI_SUCCESS || !all) {
+        if (code != MPI_SUCCESS)
+            snprintf(err, errlen, "tuning model %s: MPI error %d while rank 0 sent it", path, code);
+        else
+            snprintf(err, errlen, "tuning model %s: %s (%llu bytes)", path,
+                     room ? "out of memory on another rank" : "out of memory", (unsigned long long)hdr[1]);
+        free(buf);
+        return -1;
+    }
+    if (hdr[0]) { /* rank 0's message (rank 0 has it in err already) */
+        if (f->rank != 0)
+            snprintf(err, errlen, "%.*s (read by rank 0)", (int)hdr[1], buf ? buf : "");
+        free(buf);
+        return -1;
+    }
+    *text = buf, *len = (size_t)hdr[1], *keep = (int)hdr[2];
+    return 0;
+}
+
+int tagg_engine_tune_share(tagg_file_t *f, tagg_engine_t *e)
+{
+    if (!(f->cfg.tuning && *f->cfg.tuning)) /* the configuration is the same on every rank */
+        return 0;
+    const char        *path = f->cfg.tuning;
+    tagg_tune_model_t *held = NULL;
+    uint64_t           sum  = 0;
+    pthread_mutex_lock(&model_cache.mu);
+    if (e && model_cache.m && !strcmp(model_cache.path, path))
+        held = model_cache.m, sum = tagg_tune_sum(held), model_cache.refs++;
+    pthread_mutex_unlock(&model_cache.mu);
+    /* every rank holds the same model already (no rank reads the file
+     * again), or rank 0 reads it for all: one reader per job, however many
+     * ranks, and the same bytes parsed everywhere */
+    uint64_t in[3] = {e ? 0 : 1, sum, ~sum}, out[3];
+    int      code  = tagg_mpi_allreduce(in, out, 3, MPI_UINT64_T, MPI_MAX, f->comm);
+    int      reuse = code == MPI_SUCCESS && !out[0] && out[1] && out[1] == ~out[2];
+    if (held && !reuse) {
         pthread_mutex_lock(&model_cache.mu);
-        /* kept when nothing uses the old one and the file did not change while read */
-        if (copy && have && model_cache.refs == 0 && lstat(path, &after) == 0 && same_file(&st, &after)) {
+        model_cache.refs--;
+        pthread_mutex_unlock(&model_cache.mu);
+    }
+    if (code != MPI_SUCCESS) {
+        TAGG_ERR_MPI("MPI_Allreduce (tuning model)", code);
+        return -1;
+    }
+    if (out[0]) {
+        if (e)
+            TAGG_ERR(TAGG_E_IO, "tagg open (set-up) failed on another rank (see that rank's error stack)");
+        return -1;
+    }
+    char err[1024];
+    int  rc = 0;
+    if (reuse)
+        e->tune = held, e->tune_cached = 1;
+    else {
+        char  *text;
+        size_t len;
+        int    keep;
+        char   msg[512];
+        if (text_from_rank0(f, path, &text, &len, &keep, err, sizeof err) < 0)
+            rc = -1;
+        else if (tagg_tune_parse(text, len, &e->tune, msg, sizeof msg) < 0)
+            snprintf(err, sizeof err, "%s: %s", path, msg), rc = -1; /* the same bytes: the same message everywhere */
+        free(text);
+        /* kept when nothing uses the old one and rank 0 saw the file unchanged while reading it */
+        char *copy = rc == 0 && keep ? strdup(path) : NULL;
+        pthread_mutex_lock(&model_cache.mu);
+        if (copy && model_cache.refs == 0) {
             tagg_tune_free(model_cache.m);
             free(model_cache.path);
             model_cache.m = e->tune, model_cache.path = copy, model_cache.refs = 1;
@@ -205,9 +281,14 @@ int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e)
         pthread_mutex_unlock(&model_cache.mu);
         free(copy);
     }
+    if (rc < 0)
+        TAGG_ERR(TAGG_E_CONFIG, "tuning: %s", err);
+    /* a rank out of memory alone: every rank fails the open */
+    if (tagg_agree(f->comm, rc, "loading the tuning model") < 0)
+        return -1; /* the model (if any) goes with the backend's close */
     e->tune_sum = tagg_tune_sum(e->tune);
     if (f->cfg.verbose >= 2 && f->rank == 0) {
-        printf("tagg: tuning model %s %s (%s, %d trees)\n", path, reused ? "reused" : "loaded",
+        printf("tagg: tuning model %s %s (%s, %d trees)\n", path, reuse ? "reused" : "loaded",
                tagg_tune_kind(e->tune), tagg_tune_trees(e->tune));
         fflush(stdout);
     }

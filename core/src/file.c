@@ -435,6 +435,13 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
         f->ops = backends[f->cfg.backend];
         brc    = f->ops->open(f); /* its failure rides in the reduction after the store's open */
     }
+    /* what one rank reads for all (the tuning model), before the store makes any file */
+    if (f->ops->open_shared && f->ops->open_shared(f, brc == 0) < 0) {
+        if (brc == 0)
+            f->ops->close(f);
+        file_free(f);
+        return NULL;
+    }
     if (out[2])
         f->cfg.layout = (int)out[2] - 1;
     f->flags     = flags;

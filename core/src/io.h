@@ -79,6 +79,11 @@ typedef struct tagg_async tagg_async_t; /* async.c */
 typedef struct tagg_backend_ops {
     const char *name;
     int (*open)(tagg_file_t *f);
+    /* Optional, collective: once every rank's open is known and the
+     * configuration agreed, before the store opens (ok: this rank's open
+     * succeeded; what one rank reads for all, the tuning model). 0, or -1 on
+     * every rank with an error pushed; the caller then closes what opened. */
+    int (*open_shared)(tagg_file_t *f, int ok);
     int (*close)(tagg_file_t *f);
     int (*write)(tagg_file_t *f, const tagg_extents_t *x, bool collective);
     int (*read)(tagg_file_t *f, const tagg_extents_t *x, bool collective);

@@ -450,9 +450,9 @@ done:
     return rc;
 }
 
-int tagg_tune_load(const char *path, tagg_tune_model_t **out, char *err, size_t errlen)
+int tagg_tune_read(const char *path, char **text, size_t *len, char *err, size_t errlen)
 {
-    *out   = NULL;
+    *text  = NULL, *len = 0;
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         snprintf(err, errlen, "tuning model %s: %s", path, strerror(errno));
@@ -464,24 +464,41 @@ int tagg_tune_load(const char *path, tagg_tune_model_t **out, char *err, size_t 
         close(fd);
         return -1;
     }
-    size_t len  = (size_t)st.st_size, got = 0;
-    char  *text = malloc(len ? len : 1);
-    if (!text) {
+    size_t want = (size_t)st.st_size, got = 0;
+    char  *buf  = malloc(want ? want : 1);
+    if (!buf) {
         close(fd);
         snprintf(err, errlen, "tuning model %s: out of memory", path);
         return -1;
     }
-    while (got < len) {
-        ssize_t n = read(fd, text + got, len - got);
+    while (got < want) {
+        ssize_t n = read(fd, buf + got, want - got);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
-            break;
+        if (n < 0) {
+            snprintf(err, errlen, "tuning model %s: %s", path, strerror(errno));
+            close(fd);
+            free(buf);
+            return -1;
+        }
+        if (n == 0)
+            break; /* shorter than it was: the parse finds it truncated */
         got += (size_t)n;
     }
     close(fd);
+    *text = buf, *len = got;
+    return 0;
+}
+
+int tagg_tune_load(const char *path, tagg_tune_model_t **out, char *err, size_t errlen)
+{
+    char  *text;
+    size_t len;
+    *out = NULL;
+    if (tagg_tune_read(path, &text, &len, err, errlen) < 0)
+        return -1;
     char msg[512];
-    int  rc = tagg_tune_parse(text, got, out, msg, sizeof msg);
+    int  rc = tagg_tune_parse(text, len, out, msg, sizeof msg);
     if (rc < 0)
         snprintf(err, errlen, "%s: %s", path, msg);
     free(text);

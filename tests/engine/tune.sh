@@ -84,95 +84,40 @@ run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=alw
 # one process opens the file several times (write, read): the model is parsed once, then reused
 nl=$(grep -c "tuning model .*a4.tune loaded" out.txt); nr=$(grep -c "tuning model .*a4.tune reused" out.txt)
 [ "$nl" = 1 ] && [ "$nr" -ge 1 ] && ok "  ... model parsed once per process, reused $nr times" || bad "  ... model loaded $nl times, reused $nr"
-# ... and its file is not looked at again: each rank names it in 3 calls when it loads it (lstat, open,
-# lstat), whatever the number of opens (3 repetitions: 9 opens per rank); until session 24 every open
-# checked it with lstat (a metadata request per rank and open on a parallel file system)
+# ... and its file is read by rank 0 alone, once per process: rank 0 names it in 3 calls when it loads
+# it (lstat, open, lstat) and sends the bytes to the others, whatever the number of opens (3 repetitions:
+# 9 opens per rank); until session 24 every open of every rank checked it with lstat, until session 37
+# every rank read it (on a parallel file system: a metadata request and the whole file per rank)
 if command -v strace > /dev/null; then
   # (LeakSanitizer cannot run under ptrace: off for this run of a sanitizer build, on for every other)
   ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
   HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 strace -f -qq -e trace=%file -o strace.txt "$MPIEXEC" $NPFLAG 4 \
     ${PREFLAGS:-} "$BENCH" --reps 3 --dir "$work" --variants tagg-shared --tagg-config "tuning=$work/a4.tune" \
     --kernel s3d --grid 8 8 8 > out-strace.txt 2>&1
-  rc=$? ns=$(grep -c "a4\.tune" strace.txt)
-  [ $rc = 0 ] && [ "$ns" -ge 4 ] && [ "$ns" -le 12 ] && ok "  ... the model file named in $ns system calls of 4 ranks x 9 opens" \
-    || { bad "  ... strace: exit $rc, the model file named in $ns calls (want 4-12)"; grep "a4\.tune" strace.txt | head; }
+  rc=$? ns=$(grep -c "a4\.tune" strace.txt) np=$(grep "a4\.tune" strace.txt | awk '{print $1}' | sort -u | wc -l)
+  [ $rc = 0 ] && [ "$np" = 1 ] && [ "$ns" -ge 1 ] && [ "$ns" -le 3 ] \
+    && ok "  ... the model file named in $ns system calls of one process (4 ranks x 9 opens)" \
+    || { bad "  ... strace: exit $rc, the model file named in $ns calls of $np processes (want 1-3 of 1)"; grep "a4\.tune" strace.txt | head; }
 else bad "  ... strace missing (scripts/setup.sh installs it)"; fi
-run "model picks throttle 2" "throttle=2 " "tuning=$work/t2.tune;aggregate=always;aggregators=4" --kernel s3d --grid 32 32 32
-# the round buffer: chosen per call, up to the buffers the file allocated (buffer_size)
-rounds_of() { # the aggregated calls' rounds agree with domain_size / ROUND
-  awk -v b="$1" '/ call range=/ { n++; for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-    if (v["rounds"] != int((v["domain_size"] + b - 1) / b)) bad++ } END { exit !(n > 0 && !bad) }' out.txt
-}
-run "model picks 1 MiB rounds (buffers of 4 MiB)" "tuning model chose .* buffer_size=1048576 " \
-  "tuning=$work/b1.tune;aggregate=always;aggregators=2" --kernel array1d --dist uniform --size 8M
-rounds_of 1048576 && ok "  ... and the rounds are 1 MiB: $(grep -o 'domain_size=[0-9]* rounds=[0-9]*' out.txt | head -1)" \
-  || bad "  ... rounds: $(grep -o 'domain_size=[0-9]* rounds=[0-9]*' out.txt | head -2)"
-run "model prefers 16 MiB rounds, the file's buffers are 4 MiB: 4 MiB" "tuning model chose .* buffer_size=4194304 " \
-  "tuning=$work/b16.tune;aggregate=always;aggregators=2" --kernel array1d --dist uniform --size 8M
-rounds_of 4194304 && ok "  ... and the rounds are 4 MiB" || bad "  ... rounds: $(grep -o 'domain_size=[0-9]* rounds=[0-9]*' out.txt | head -2)"
-run "the same with buffer_size=16M: 16 MiB" "tuning model chose .* buffer_size=16777216 " \
-  "tuning=$work/b16.tune;aggregate=always;aggregators=2;buffer_size=16M" --kernel array1d --dist uniform --size 8M
-grep -q '"buffer_size":16777216' rec.jsonl && ! grep -q '"direct":0,"aggregators":2,"buffer_size":4194304' rec.jsonl \
-  && ok "  ... and the records carry the call's 16 MiB" || bad "  ... records: $(head -c 600 rec.jsonl)"
-run "a key set by the user stays forced (aggregators=2 against a model preferring 4)" "domains=2 " \
-  "tuning=$work/a4.tune;aggregate=always;aggregators=2" --kernel s3d --grid 32 32 32
-# records: one per collective raw-data call, read back by tagg-tune
-run "records with the cost model alone" "call" "" --kernel s3d --grid 8 8 8
-n=$(wc -l < rec.jsonl 2>/dev/null || echo 0)
-if [ "$n" -ge 2 ] && "$PYTHON" "$TUNE" predict a1.tune rec.jsonl > pred.txt 2>&1 && grep -q "mean error" pred.txt; then
-  ok "records: $n lines, read back by tagg-tune"
-else bad "records: $n lines; tagg-tune: $(cat pred.txt 2>/dev/null)"; fi
-"$PYTHON" - rec.jsonl <<'PY' && ok "records: writes and reads of 4 ranks, settings and times present" || bad "records content (times: t_fs within t_move, t_total >= t_plan + t_move)"
-import json, sys
-recs = [json.loads(l) for l in open(sys.argv[1])]
-assert {r["op"] for r in recs} == {"write", "read"}, recs
-assert all(r["ranks"] == 4 and r["t_total"] > 0 and r["bytes_per_rank"] > 0 for r in recs)
-assert any(r["direct"] == 0 and r["aggregators"] >= 1 for r in recs)
-# times: t_fs is the file-system part of t_move (timed apart, not a copy of it),
-# t_total (ended by the caller's agreement) covers plan + move
-for r in recs:
-    assert 0 <= r["t_fs"] <= r["t_move"] and r["t_total"] >= r["t_plan"] + r["t_move"], r
-agg = [r for r in recs if r["direct"] == 0]
-assert any(0 < r["t_fs"] < r["t_move"] for r in agg), agg  # rank 0 aggregates: transfers are not file-system time
-# setup: the process's first collective call makes the resources (2), no later
-# call does; past_end: the new file's writes lie past its written end, the
-# reads of the reopened file do not
-assert recs[0]["op"] == "write" and recs[0]["setup"] == 2 and recs[0]["past_end"] == 1, recs[0]
-assert all(r["setup"] in (0, 1) for r in recs[1:]), [r["setup"] for r in recs]
-assert all(r["past_end"] == 0 for r in recs if r["op"] == "read"), [r["past_end"] for r in recs]
-assert recs[0]["repeat"] == 0, recs[0]
-# the cost model's estimates of each call (format 3): both made for raw data;
-# dio_min (format 4): this local file system is accessed buffered
-assert all(r["tagg_record"] == 5 and r["cost_direct"] > 0 and r["cost_aggr"] > 0 for r in recs), recs
-assert all(r["dio_min"] == 0 for r in recs), recs
-PY
-# HDF5 reads a compound's records before setting a member (its background
-# buffer): on a new dataset those reads lie past every byte written
-run "records of VPIC's member-by-member writes" "call" "" --kernel vpic --layout aos --particles 4096
-"$PYTHON" - rec.jsonl <<'PY' && ok "records: a background read of new records says past_end=1, the read-back 0, its re-reads repeat=1 and resident=1" || bad "records of VPIC AoS: $(cut -c1-400 rec.jsonl | head -5)"
-import json, sys
-recs = [json.loads(l) for l in open(sys.argv[1])]
-reads = [r for r in recs if r["op"] == "read"]
-assert any(r["past_end"] == 1 for r in reads), [(r["op"], r["past_end"]) for r in recs]
-assert any(r["past_end"] == 0 for r in reads), [(r["op"], r["past_end"]) for r in recs]
-assert all(0 <= r["past_end"] <= 1 for r in recs)
-# repeat: the read-back reads every member, each time the same whole records
-back = [r for r in reads if r["past_end"] == 0]
-assert back[0]["repeat"] == 0 and sum(r["repeat"] for r in back) >= 1, [(r["op"], r["repeat"]) for r in recs]
-# resident (format 5): the first call (the background read of records not
-# written yet) found none of its bytes in the page cache; a re-read of bytes
-# just read (buffered here) finds all
-assert recs[0]["past_end"] == 1 and recs[0]["resident"] == 0, recs[0]
-assert all(r["resident"] == 1 for r in back if r["repeat"] == 1), [(r["repeat"], r["resident"]) for r in back]
-assert all(0 <= r["resident"] <= 1 and r["resident"] * 8 == int(r["resident"] * 8) for r in recs), recs
-PY
-# dio_min: with direct_io=on (direct_io_min 64K) the accesses of 64 KiB or more bypass the page cache
-run "records with direct_io=on" "call" "direct_io=on;direct_io_min=64K" --kernel array1d --dist uniform --size 256K
-"$PYTHON" - rec.jsonl <<'PY' && ok "records: dio_min=65536 with direct_io=on" || bad "records with direct_io=on: $(cut -c1-400 rec.jsonl | head -3)"
-import json, sys
-recs = [json.loads(l) for l in open(sys.argv[1])]
-assert recs and all(r["dio_min"] == 65536 for r in recs if r["bytes_per_rank"] > 0), recs
-PY
+# a model only rank 0 can see (a relative path, rank 0 started in another directory): every rank tuned by it
+mkdir -p wd0 wd1 && cp a4.tune wd0/only0.tune && rm -f wd1/only0.tune
+HDF5_PLUGIN_PATH=$PLUGIN_DIR TAGG_VERBOSE=2 timeout 300 "$MPIEXEC" ${PREFLAGS:-} $NPFLAG 1 -wdir "$work/wd0" "$BENCH" \
+  --reps 1 --dir "$work" --variants tagg-shared --tagg-config "summary=$work/sum.txt;tuning=only0.tune;aggregate=always" \
+  --kernel s3d --grid 32 32 32 : $NPFLAG 3 -wdir "$work/wd1" "$BENCH" --reps 1 --dir "$work" --variants tagg-shared \
+  --tagg-config "summary=$work/sum.txt;tuning=only0.tune;aggregate=always" --kernel s3d --grid 32 32 32 > out.txt 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q '^tagg-shared .* ok$' out.txt && grep -q "tuning model chose .*aggregators=4" out.txt \
+   && grep -q "domains=4 " out.txt; then ok "a model file only rank 0 sees: read by rank 0, every rank follows it (4 domains)"
+else bad "a model file only rank 0 sees: exit $rc"; tail -8 out.txt; fi
+# ... and one rank 0 cannot read (the other ranks could): the open fails on every rank, no rank waits,
+# with rank 0's reason (tagg-bench prints rank 0's; the others' adds "(read by rank 0)")
+HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 120 "$MPIEXEC" ${PREFLAGS:-} $NPFLAG 1 -wdir "$work/wd1" "$BENCH" --reps 1 --dir "$work" \
+  --variants tagg-shared --tagg-config "tuning=only0.tune" --kernel s3d --grid 4 4 4 : $NPFLAG 3 -wdir "$work/wd0" "$BENCH" \
+  --reps 1 --dir "$work" --variants tagg-shared --tagg-config "tuning=only0.tune" --kernel s3d --grid 4 4 4 > out.txt 2>&1
+rc=$?
+if [ $rc != 124 ] && grep -Eq "unavailable: tuning: tuning model only0.tune: No such file or directory" out.txt; then
+  ok "a model file rank 0 cannot read: every rank refuses the open with rank 0's reason (exit $rc)"
+else bad "a model file rank 0 cannot read: exit $rc, $(grep -m3 'tuning' out.txt)"; fi
 # a bad model: the open fails on every rank with the reason
 printf 'tagg-tune model 1\nkind svm\n' > bad.tune
 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 120 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 1 --dir "$work" \

@@ -124,7 +124,11 @@ typedef struct tagg_tune_model tagg_tune_model_t;
 /* Parses a model file's text (len bytes, need not be NUL-terminated). 0 and
  * *out, or -1 with a message naming the line. */
 int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char *err, size_t errlen);
-/* Reads (at most TAGG_TUNE_MAX_BYTES, regular files only, no symlink) and parses. */
+/* A model file's bytes (at most TAGG_TUNE_MAX_BYTES, regular files only, no
+ * symlink): 0 with *text (malloc'd, not NUL-terminated) and *len, or -1 with a
+ * message naming the path. */
+int tagg_tune_read(const char *path, char **text, size_t *len, char *err, size_t errlen);
+/* tagg_tune_read, then tagg_tune_parse. */
 int tagg_tune_load(const char *path, tagg_tune_model_t **out, char *err, size_t errlen);
 void tagg_tune_free(tagg_tune_model_t *m);
 /* The checksum on a parsed model's 'end' line (identifies its content). */

@@ -419,6 +419,91 @@ static void test_resident(void **state)
     tagg_tune_free(m);
 }
 
+/* A number as tagg-tune writes it (Python's num(): an integer below 2^53 in
+ * decimal, else float.hex(): [-]0x1.<13 hex digits>p<exponent> for a normal
+ * double), or as %.17g (decimal: the parser's general path, strtod). */
+static int put_num(char *buf, size_t n, double v, int python)
+{
+    if (!python)
+        return snprintf(buf, n, "%.17g", v);
+    if (v == floor(v) && fabs(v) < 9007199254740992.0 && !(v == 0 && signbit(v)))
+        return snprintf(buf, n, "%lld", (long long)v);
+    int    ex;
+    double fr = frexp(fabs(v), &ex); /* [0.5, 1) */
+    if (ex - 1 < -1022)
+        return snprintf(buf, n, "%a", v); /* subnormal (none here: either path refuses them) */
+    uint64_t mant = (uint64_t)ldexp(fr, 53) & ((1ull << 52) - 1);
+    return snprintf(buf, n, "%s0x1.%013llxp%+d", v < 0 ? "-" : "", (unsigned long long)mant, ex - 1);
+}
+
+/* Random doubles of every magnitude, some integers, zeros and the extremes. */
+static double some_double(unsigned *seed, int k)
+{
+    static const double edge[] = {0.0, 1.0, -1.0, 0.5, 1048576.0, -3.0, 1.7976931348623157e308, -2.2250738585072014e-308,
+                                  9007199254740991.0, 9007199254740992.0, 1e-300, 123456789012345.0};
+    if (k < (int)(sizeof edge / sizeof *edge))
+        return edge[k];
+    uint64_t bits = 0;
+    for (int i = 0; i < 4; i++)
+        bits = bits << 16 | (uint64_t)(rand_r(seed) & 0xffff);
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    if (!isfinite(v) || fpclassify(v) == FP_SUBNORMAL || rand_r(seed) % 4 == 0) /* also plain magnitudes, integers */
+        v = (rand_r(seed) % 2 ? -1 : 1) * ldexp((double)(rand_r(seed) % 100000), rand_r(seed) % 60 - 30);
+    return v;
+}
+
+/* The node lines' fast path (what tagg-tune writes, converted by hand) gives
+ * the same model, bit for bit, as the general path (strtod, strtol) given the
+ * same numbers in decimal with a second space that the fast path declines. */
+static void test_fast_path_exact(void **state)
+{
+    (void)state;
+    enum { NODES = 1023 }; /* a full tree: node i has children 2i+1, 2i+2 */
+    unsigned seed = 37;
+    double   thr[NODES], val[NODES];
+    for (int i = 0; i < NODES; i++)
+        thr[i] = some_double(&seed, i), val[i] = some_double(&seed, i + 3);
+    char *text[2];
+    for (int py = 0; py < 2; py++) {
+        size_t cap = 200 + (size_t)NODES * 120, n = 0;
+        char  *b   = malloc(cap);
+        assert_non_null(b);
+        n += (size_t)snprintf(b + n, cap - n,
+                              "tagg-tune model 4\nkind decision_tree\ntarget log_seconds\ninputs 2\ninput "
+                              "bytes_per_rank\ninput aggregators\ncombine mean\ntrees 1\ntree 0 %d\n",
+                              NODES);
+        for (int i = 0; i < NODES; i++) {
+            int  leaf = 2 * i + 2 >= NODES;
+            char t[64], v[64];
+            put_num(t, sizeof t, leaf ? 0 : thr[i], py);
+            put_num(v, sizeof v, val[i], py);
+            n += (size_t)snprintf(b + n, cap - n, "node %s%d %d %s %d %d %s\n", py ? "" : " ", i, leaf ? -1 : i % 2, t,
+                                  leaf ? -1 : 2 * i + 1, leaf ? -1 : 2 * i + 2, v);
+        }
+        text[py] = b;
+    }
+    tagg_tune_model_t *m[2];
+    for (int py = 0; py < 2; py++)
+        m[py] = load(text[py]), free(text[py]);
+    int fast_exact = 0;
+    for (int i = 0; i < NODES; i++) {
+        int    in[2], l[2], r[2];
+        double t[2], v[2];
+        for (int py = 0; py < 2; py++)
+            assert_int_equal(tagg_tune_node(m[py], 0, i, &in[py], &t[py], &l[py], &r[py], &v[py]), 0);
+        assert_int_equal(in[0], in[1]);
+        assert_int_equal(l[0], l[1]);
+        assert_int_equal(r[0], r[1]);
+        if (memcmp(&t[0], &t[1], sizeof t[0]) || memcmp(&v[0], &v[1], sizeof v[0]))
+            fail_msg("node %d: general path %a %a, fast path %a %a", i, t[0], v[0], t[1], v[1]);
+        fast_exact += !(2 * i + 2 >= NODES) && t[1] == thr[i];
+    }
+    assert_int_equal(fast_exact, NODES / 2); /* every split's threshold is the double written */
+    assert_int_equal(tagg_tune_node(m[0], 0, NODES, &fast_exact, &thr[0], &fast_exact, &fast_exact, &val[0]), -1);
+    tagg_tune_free(m[0]), tagg_tune_free(m[1]);
+}
+
 static void test_truncation_everywhere(void **state)
 {
     (void)state;
@@ -498,7 +583,7 @@ int main(void)
         cmocka_unit_test(test_gbdt_and_forest), cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_truncation_everywhere), cmocka_unit_test(test_fuzz),
         cmocka_unit_test(test_per_byte),        cmocka_unit_test(test_effective_repeat),
-        cmocka_unit_test(test_resident),
+        cmocka_unit_test(test_resident),        cmocka_unit_test(test_fast_path_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,6 +136,10 @@ uint64_t tagg_tune_sum(const tagg_tune_model_t *m);
 /* The checksum of the 'end' line: FNV-1a 64 of n bytes. */
 uint64_t tagg_tune_checksum(const char *p, size_t n);
 
+/* Node i of tree t as parsed (tests: the parser's two paths agree bit for
+ * bit): 0, or -1 when there is no such node. */
+int tagg_tune_node(const tagg_tune_model_t *m, int t, int i, int *input, double *threshold, int *left, int *right,
+                   double *value);
 /* The kind ("random_forest", ...), the number of trees, of inputs. */
 const char *tagg_tune_kind(const tagg_tune_model_t *m);
 int tagg_tune_trees(const tagg_tune_model_t *m);

@@ -321,11 +321,14 @@ void tagg_engine_tune_close(tagg_engine_t *e)
 struct tagg_tune_memo {
     uint64_t sum;               /* the model's checksum (0: empty entry) */
     double   x[TAGG_TV_COUNT_]; /* the call: pattern and starting settings */
+    unsigned forced;            /* which settings the call could not change (bit per variable): an
+                                   aggregate=always file and an auto one start from the same x */
     int      kept;              /* 1: the cost model's choice stood */
     int      mode, naggr, throttle;
     uint64_t bufsize;
     double   pred;              /* the choice's predicted seconds */
 };
+_Static_assert(TAGG_TV_COUNT_ <= 32, "a memo's forced settings: one bit each in an unsigned");
 #define TUNE_MEMO 64
 static struct {
     pthread_mutex_t       mu;
@@ -338,7 +341,8 @@ static int memo_find(struct tagg_tune_memo *m)
     int found = 0;
     pthread_mutex_lock(&memos.mu);
     for (int i = 0; i < TUNE_MEMO && !found; i++)
-        if (memos.e[i].sum == m->sum && m->sum && !memcmp(memos.e[i].x, m->x, sizeof m->x))
+        if (memos.e[i].sum == m->sum && m->sum && memos.e[i].forced == m->forced &&
+            !memcmp(memos.e[i].x, m->x, sizeof m->x))
             *m = memos.e[i], found = 1;
     pthread_mutex_unlock(&memos.mu);
     return found;
@@ -384,6 +388,8 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
     double upper[TAGG_TV_COUNT_] = {[TAGG_TV_BUFFER_SIZE] = (double)e->bufsize};
     struct tagg_tune_memo m0 = {.sum = e->tune_sum}, *memo = &m0;
     memcpy(m0.x, x, sizeof m0.x);
+    for (int v = 0; v < TAGG_TV_COUNT_; v++)
+        m0.forced |= forced[v] ? 1u << v : 0u;
     if (!tagg_tune_uses(e->tune, TAGG_TV_RESIDENT)) /* a state the model ignores makes no new pattern */
         m0.x[TAGG_TV_RESIDENT] = 0;
     if (memo_find(memo)) { /* as an earlier call of the same pattern and model decided */

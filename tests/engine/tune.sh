@@ -118,6 +118,126 @@ rc=$?
 if [ $rc != 124 ] && grep -Eq "unavailable: tuning: tuning model only0.tune: No such file or directory" out.txt; then
   ok "a model file rank 0 cannot read: every rank refuses the open with rank 0's reason (exit $rc)"
 else bad "a model file rank 0 cannot read: exit $rc, $(grep -m3 'tuning' out.txt)"; fi
+run "model picks throttle 2" "throttle=2 " "tuning=$work/t2.tune;aggregate=always;aggregators=4" --kernel s3d --grid 32 32 32
+# the round buffer: chosen per call, up to the buffers the file allocated (buffer_size)
+rounds_of() { # the aggregated calls' rounds agree with domain_size / ROUND
+  awk -v b="$1" '/ call range=/ { n++; for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+    if (v["rounds"] != int((v["domain_size"] + b - 1) / b)) bad++ } END { exit !(n > 0 && !bad) }' out.txt
+}
+run "model picks 1 MiB rounds (buffers of 4 MiB)" "tuning model chose .* buffer_size=1048576 " \
+  "tuning=$work/b1.tune;aggregate=always;aggregators=2" --kernel array1d --dist uniform --size 8M
+rounds_of 1048576 && ok "  ... and the rounds are 1 MiB: $(grep -o 'domain_size=[0-9]* rounds=[0-9]*' out.txt | head -1)" \
+  || bad "  ... rounds: $(grep -o 'domain_size=[0-9]* rounds=[0-9]*' out.txt | head -2)"
+run "model prefers 16 MiB rounds, the file's buffers are 4 MiB: 4 MiB" "tuning model chose .* buffer_size=4194304 " \
+  "tuning=$work/b16.tune;aggregate=always;aggregators=2" --kernel array1d --dist uniform --size 8M
+rounds_of 4194304 && ok "  ... and the rounds are 4 MiB" || bad "  ... rounds: $(grep -o 'domain_size=[0-9]* rounds=[0-9]*' out.txt | head -2)"
+run "the same with buffer_size=16M: 16 MiB" "tuning model chose .* buffer_size=16777216 " \
+  "tuning=$work/b16.tune;aggregate=always;aggregators=2;buffer_size=16M" --kernel array1d --dist uniform --size 8M
+grep -q '"buffer_size":16777216' rec.jsonl && ! grep -q '"direct":0,"aggregators":2,"buffer_size":4194304' rec.jsonl \
+  && ok "  ... and the records carry the call's 16 MiB" || bad "  ... records: $(head -c 600 rec.jsonl)"
+run "a key set by the user stays forced (aggregators=2 against a model preferring 4)" "domains=2 " \
+  "tuning=$work/a4.tune;aggregate=always;aggregators=2" --kernel s3d --grid 32 32 32
+# two files of one process, one with aggregate=always and one without, both tuned by a model that
+# prefers direct access (ln t: direct 0; aggregated 1 with one aggregator, 2 with more): each file's
+# calls follow its own constraints, alternating (until session 37 the process's memo of decisions was
+# keyed by the call alone, so the forced file wrote direct after the free one had, and the free file
+# read through an aggregator after the forced one had)
+"$PYTHON" - pref-direct.tune <<'PY'
+import sys
+body = """tagg-tune model 1
+kind decision_tree
+target log_seconds
+inputs 2
+input direct
+input aggregators
+candidates direct 0 1
+candidates aggregators 0 1 2 4
+combine mean
+trees 1
+tree 0 5
+node 0 0 0.5 1 4 0
+node 1 1 1.5 2 3 0
+node 2 -1 0 -1 -1 1
+node 3 -1 0 -1 -1 2
+node 4 -1 0 -1 -1 0
+"""
+h = 0xcbf29ce484222325
+for b in body.encode():
+    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+open(sys.argv[1], "w").write(body + "end %016x\n" % h)
+PY
+rm -f recf.jsonl reca.jsonl
+HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 2 --rotate 0 --dir "$work" \
+  --variants forced,free --extra-tagg "forced=record=$work/recf.jsonl;tuning=$work/pref-direct.tune;aggregate=always" \
+  --extra-tagg "free=record=$work/reca.jsonl;tuning=$work/pref-direct.tune" --kernel s3d --grid 8 8 8 > out.txt 2>&1
+rc=$?
+if [ $rc = 0 ] && "$PYTHON" - recf.jsonl reca.jsonl <<'PY'
+import json, sys
+forced = [json.loads(l) for l in open(sys.argv[1])]
+free = [json.loads(l) for l in open(sys.argv[2])]
+assert len(forced) == 4 and len(free) == 4, (len(forced), len(free))
+assert all(r["direct"] == 0 and r["aggregators"] == 1 for r in forced), [(r["op"], r["direct"]) for r in forced]
+assert all(r["direct"] == 1 for r in free), [(r["op"], r["direct"]) for r in free]
+PY
+then ok "two files, aggregate=always and auto, one model: each follows its own constraints (4 calls each)"
+else bad "two files, aggregate=always and auto, one model: exit $rc"; tail -5 out.txt; fi
+# records: one per collective raw-data call, read back by tagg-tune
+run "records with the cost model alone" "call" "" --kernel s3d --grid 8 8 8
+n=$(wc -l < rec.jsonl 2>/dev/null || echo 0)
+if [ "$n" -ge 2 ] && "$PYTHON" "$TUNE" predict a1.tune rec.jsonl > pred.txt 2>&1 && grep -q "mean error" pred.txt; then
+  ok "records: $n lines, read back by tagg-tune"
+else bad "records: $n lines; tagg-tune: $(cat pred.txt 2>/dev/null)"; fi
+"$PYTHON" - rec.jsonl <<'PY' && ok "records: writes and reads of 4 ranks, settings and times present" || bad "records content (times: t_fs within t_move, t_total >= t_plan + t_move)"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert {r["op"] for r in recs} == {"write", "read"}, recs
+assert all(r["ranks"] == 4 and r["t_total"] > 0 and r["bytes_per_rank"] > 0 for r in recs)
+assert any(r["direct"] == 0 and r["aggregators"] >= 1 for r in recs)
+# times: t_fs is the file-system part of t_move (timed apart, not a copy of it),
+# t_total (ended by the caller's agreement) covers plan + move
+for r in recs:
+    assert 0 <= r["t_fs"] <= r["t_move"] and r["t_total"] >= r["t_plan"] + r["t_move"], r
+agg = [r for r in recs if r["direct"] == 0]
+assert any(0 < r["t_fs"] < r["t_move"] for r in agg), agg  # rank 0 aggregates: transfers are not file-system time
+# setup: the process's first collective call makes the resources (2), no later
+# call does; past_end: the new file's writes lie past its written end, the
+# reads of the reopened file do not
+assert recs[0]["op"] == "write" and recs[0]["setup"] == 2 and recs[0]["past_end"] == 1, recs[0]
+assert all(r["setup"] in (0, 1) for r in recs[1:]), [r["setup"] for r in recs]
+assert all(r["past_end"] == 0 for r in recs if r["op"] == "read"), [r["past_end"] for r in recs]
+assert recs[0]["repeat"] == 0, recs[0]
+# the cost model's estimates of each call (format 3): both made for raw data;
+# dio_min (format 4): this local file system is accessed buffered
+assert all(r["tagg_record"] == 5 and r["cost_direct"] > 0 and r["cost_aggr"] > 0 for r in recs), recs
+assert all(r["dio_min"] == 0 for r in recs), recs
+PY
+# HDF5 reads a compound's records before setting a member (its background
+# buffer): on a new dataset those reads lie past every byte written
+run "records of VPIC's member-by-member writes" "call" "" --kernel vpic --layout aos --particles 4096
+"$PYTHON" - rec.jsonl <<'PY' && ok "records: a background read of new records says past_end=1, the read-back 0, its re-reads repeat=1 and resident=1" || bad "records of VPIC AoS: $(cut -c1-400 rec.jsonl | head -5)"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+reads = [r for r in recs if r["op"] == "read"]
+assert any(r["past_end"] == 1 for r in reads), [(r["op"], r["past_end"]) for r in recs]
+assert any(r["past_end"] == 0 for r in reads), [(r["op"], r["past_end"]) for r in recs]
+assert all(0 <= r["past_end"] <= 1 for r in recs)
+# repeat: the read-back reads every member, each time the same whole records
+back = [r for r in reads if r["past_end"] == 0]
+assert back[0]["repeat"] == 0 and sum(r["repeat"] for r in back) >= 1, [(r["op"], r["repeat"]) for r in recs]
+# resident (format 5): the first call (the background read of records not
+# written yet) found none of its bytes in the page cache; a re-read of bytes
+# just read (buffered here) finds all
+assert recs[0]["past_end"] == 1 and recs[0]["resident"] == 0, recs[0]
+assert all(r["resident"] == 1 for r in back if r["repeat"] == 1), [(r["repeat"], r["resident"]) for r in back]
+assert all(0 <= r["resident"] <= 1 and r["resident"] * 8 == int(r["resident"] * 8) for r in recs), recs
+PY
+# dio_min: with direct_io=on (direct_io_min 64K) the accesses of 64 KiB or more bypass the page cache
+run "records with direct_io=on" "call" "direct_io=on;direct_io_min=64K" --kernel array1d --dist uniform --size 256K
+"$PYTHON" - rec.jsonl <<'PY' && ok "records: dio_min=65536 with direct_io=on" || bad "records with direct_io=on: $(cut -c1-400 rec.jsonl | head -3)"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert recs and all(r["dio_min"] == 65536 for r in recs if r["bytes_per_rank"] > 0), recs
+PY
 # a bad model: the open fails on every rank with the reason
 printf 'tagg-tune model 1\nkind svm\n' > bad.tune
 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 120 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 1 --dir "$work" \

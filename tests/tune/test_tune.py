@@ -577,3 +577,12 @@ def test_effective_repeat_python_is_c(tmp_path):
         for r, p in zip(rows, pred_v):
             assert tt.predict_one(mv, r) == pytest.approx(p, rel=1e-12)
         assert np.any(np.abs(pred_v - pred_c) > 1e-9 * pred_c), v
+
+
+def test_warm_up_names_the_model_and_forces_aggregation():
+    # a variant's warm-up makes the same engine resources through an aggregated
+    # call and loads the same model (so the timed repetitions pay for neither),
+    # records nothing, and leaves the settings the model may change to itself
+    warm = tt.warm_config("tuning=/m/x.tune;record=/r.jsonl;buffer_size=1M;aggregators=2;throttle=1;aggregate=auto")
+    assert warm.split(";") == ["tuning=/m/x.tune", "buffer_size=1M", "aggregate=always"], warm
+    assert tt.warm_config("") == "aggregate=always"

@@ -262,7 +262,7 @@ static const char *fast_num(const char *s, const char *e, double *out)
         return NULL;
     int  eneg = *s++ == '-';
     long ex;
-    if (!(s = fast_int(s, e, &ex)) || ex > 1023 + (long)eneg) /* after the sign: digits only */
+    if (!(s = fast_int(s, e, &ex)) || ex < 0) /* after the sign: digits only (strtod refuses "p--5") */
         return NULL;
     ex = eneg ? -ex : ex;
     if (ex < -1022 || ex > 1023)

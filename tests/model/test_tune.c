@@ -247,6 +247,12 @@ static void test_bad_files(void **state)
     expect_error("node 2 -1 0 -1 -1", "node 2 -1 0 5 -1", 1, "a leaf has children");
     expect_error("node 3 -1 0 -1 -1 1.3862943611198906", "node 3 -1 0 -1 -1 inf", 1, "not a finite number");
     expect_error("node 1 1 1000000", "node 1 7 1000000", 1, "input '7' is not an integer in -1..1");
+    /* tagg-tune's own form of a number with a second sign in the exponent: the fast path declines
+     * it, and the general path (strtod) names it */
+    expect_error("node 0 0 0x1.8p+0 1 4 0x0p+0", "node 0 0 0x1.8000000000000p--1 1 4 0", 1,
+                 "threshold '0x1.8000000000000p--1'");
+    expect_error("node 0 0 0x1.8p+0 1 4 0x0p+0", "node 0 0 0x1.8000000000000p+-1 1 4 0", 1,
+                 "threshold '0x1.8000000000000p+-1'");
     expect_error("node 5 -1 0 -1 -1 0", "node 5 -1 0 -1 -1 1", 0, "checksum mismatch");
     expect_error("combine mean", "combine gbdt 0 1", 1, "expected 'combine mean'");
     expect_error("target log_seconds", "target bandwidth", 1, "line 3: expected 'target log_seconds'");

@@ -333,7 +333,9 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
              * read in part is likely read by other ranks of the node for the
              * rest, and buffered, the page cache serves them after the first
              * (GlusterFS testbed, subfiles, direct against buffered: S3D 32^3
-             * 117 against 174 MiB/s, the workflow's HACC 215 against 299) */
+             * 117 against 174 MiB/s, the workflow's HACC 215 against 299;
+             * session 38, every checked stripe direct on FUSE, 9 cases x 2
+             * runs: +7 to +12 % on three, -4 to -16 % on six) */
             if (!(c = check_into_copy(f, fd, k, sp, j, base, slen, limit, local == base && n >= slen, name)))
                 return -1;
         }

@@ -12,22 +12,25 @@ work=$1; mkdir -p "$work"; cd "$work" || exit 1
 passed=0 failed=0
 ok() { echo "PASS: $*"; passed=$((passed + 1)); }
 bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-# model NAME INPUT "CANDIDATES" LEAF_LEFT LEAF_RIGHT THRESHOLD [MARGIN]: one split on INPUT;
-# ln(seconds) LEFT when the input <= THRESHOLD, else RIGHT.
-model() {
-  local body margin=""
-  [ -n "${7:-}" ] && margin="margin $7\n"
-  body=$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 1\ninput %s\ncandidates %s %s\ncombine mean\n${margin}trees 1\ntree 0 3\nnode 0 0 %s 1 2 0\nnode 1 -1 0 -1 -1 %s\nnode 2 -1 0 -1 -1 %s\n" \
-    "$2" "$2" "$3" "$6" "$4" "$5")
+# sealed NAME BODY: writes a model file, BODY (its lines) and the 'end' line with BODY's FNV-1a 64
+sealed() {
   "$PYTHON" - "$1" <<PY
 import sys
-body = """$body
+body = """$2
 """
 h = 0xcbf29ce484222325
 for b in body.encode():
     h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
 open(sys.argv[1], "w").write(body + "end %016x\n" % h)
 PY
+}
+# model NAME INPUT "CANDIDATES" LEAF_LEFT LEAF_RIGHT THRESHOLD [MARGIN]: one split on INPUT;
+# ln(seconds) LEFT when the input <= THRESHOLD, else RIGHT.
+model() {
+  local margin=""
+  [ -n "${7:-}" ] && margin="margin $7\n"
+  sealed "$1" "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 1\ninput %s\ncandidates %s %s\ncombine mean\n${margin}trees 1\ntree 0 3\nnode 0 0 %s 1 2 0\nnode 1 -1 0 -1 -1 %s\nnode 2 -1 0 -1 -1 %s\n" \
+    "$2" "$2" "$3" "$6" "$4" "$5")"
 }
 run() { # name expect-regex tagg-config bench-args...
   local name=$1 want=$2 cfg=$3; shift 3
@@ -142,9 +145,7 @@ run "a key set by the user stays forced (aggregators=2 against a model preferrin
 # calls follow its own constraints, alternating (until session 37 the process's memo of decisions was
 # keyed by the call alone, so the forced file wrote direct after the free one had, and the free file
 # read through an aggregator after the forced one had)
-"$PYTHON" - pref-direct.tune <<'PY'
-import sys
-body = """tagg-tune model 1
+sealed pref-direct.tune "tagg-tune model 1
 kind decision_tree
 target log_seconds
 inputs 2
@@ -159,13 +160,7 @@ node 0 0 0.5 1 4 0
 node 1 1 1.5 2 3 0
 node 2 -1 0 -1 -1 1
 node 3 -1 0 -1 -1 2
-node 4 -1 0 -1 -1 0
-"""
-h = 0xcbf29ce484222325
-for b in body.encode():
-    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-open(sys.argv[1], "w").write(body + "end %016x\n" % h)
-PY
+node 4 -1 0 -1 -1 0"
 rm -f recf.jsonl reca.jsonl
 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 2 --rotate 0 --dir "$work" \
   --variants forced,free --extra-tagg "forced=record=$work/recf.jsonl;tuning=$work/pref-direct.tune;aggregate=always" \

@@ -76,7 +76,8 @@ typedef struct tagg_engine {
     uint64_t           tune_sum;
     int                fs_kind;       /* this rank's view (fs_kind.h: kind | TAGG_FS_SERIAL), sent in its row */
     int                fs_kind_agreed; /* the ranks' common view, 0 when they differ */
-    int                fs_serial;      /* every rank's client serialises a file's writes (fs_kind.h) */
+    int                fs_serial;      /* every rank's client serialises a file's writes, or every rank writes
+                                          directly into a rotational local disk (fs_kind.h, engine_plan.c agree_fs) */
     uint64_t           dio_block;      /* every rank's layout moves large accesses with O_DIRECT: its block, else 0 */
     uint64_t           tune_calls;    /* calls whose settings the model chose */
     uint64_t           tune_kept;     /* calls where the model's gain was within its margin: the cost model's choice */

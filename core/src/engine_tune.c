@@ -171,8 +171,8 @@ int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e)
     /* from the mount table, no round trip to a file server (fs_kind.h): the
      * records' kind, and the call plan's serialising client */
     e->fs_kind = (int)tagg_file_fs_view(f);
-    if (f->cfg.fs_client != TAGG_FS_CLIENT_AUTO) /* the user's word over the mount table's */
-        e->fs_kind = (int)(((unsigned)e->fs_kind & ~TAGG_FS_SERIAL) |
+    if (f->cfg.fs_client != TAGG_FS_CLIENT_AUTO) /* the user's word over the mount table's and the device's */
+        e->fs_kind = (int)(((unsigned)e->fs_kind & ~(TAGG_FS_SERIAL | TAGG_FS_ROTATIONAL)) |
                            (f->cfg.fs_client == TAGG_FS_CLIENT_SERIAL ? TAGG_FS_SERIAL : 0u));
     return 0;
 }

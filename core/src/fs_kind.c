@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -163,6 +165,41 @@ static unsigned by_statfs(const char *path)
     }
 }
 
+/* The first byte of a small sysfs attribute under sysroot, or -1. */
+static int sys_byte(const char *sysroot, unsigned maj, unsigned min, const char *rel)
+{
+    char p[PATH_MAX], c = 0;
+    int  n = snprintf(p, sizeof p, "%s/dev/block/%u:%u/%s", sysroot, maj, min, rel);
+    if (n < 0 || (size_t)n >= sizeof p)
+        return -1;
+    int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return -1;
+    ssize_t got = read(fd, &c, 1);
+    close(fd);
+    return got == 1 ? (unsigned char)c : -1;
+}
+
+int tagg_dev_rotational(const char *sysroot, unsigned long long dev)
+{
+    unsigned maj = major((dev_t)dev), min = minor((dev_t)dev);
+    if (maj == 0) /* anonymous devices: tmpfs, FUSE, overlay, btrfs subvolumes */
+        return 0;
+    int c = sys_byte(sysroot, maj, min, "queue/rotational");
+    if (c < 0 && sys_byte(sysroot, maj, min, "partition") >= 0) /* a partition: its disk's queue */
+        c = sys_byte(sysroot, maj, min, "../queue/rotational");
+    return c == '1';
+}
+
+/* A local disk's view with its device's nature (the directory abs). */
+static unsigned with_device(unsigned view, const char *abs)
+{
+    struct stat st;
+    if ((view & 0xffu) == TAGG_FS_LOCAL && stat(abs, &st) == 0 && tagg_dev_rotational("/sys", st.st_dev) == 1)
+        view |= TAGG_FS_ROTATIONAL;
+    return view;
+}
+
 unsigned tagg_fs_view_uncached(const char *path)
 {
     char   dir[PATH_MAX], abs[PATH_MAX], type[64];
@@ -180,9 +217,9 @@ unsigned tagg_fs_view_uncached(const char *path)
     int   rc   = text ? tagg_mount_type(text, len, abs, type, sizeof type) : -1;
     free(text);
     if (rc < 0)
-        return by_statfs(abs);
+        return with_device(by_statfs(abs), abs);
     int serial = 0, kind = tagg_fs_kind_of_type(type, &serial);
-    return (unsigned)kind | (serial ? TAGG_FS_SERIAL : 0u);
+    return with_device((unsigned)kind | (serial ? TAGG_FS_SERIAL : 0u), abs);
 }
 
 /* The answers of this process, by directory as named (made absolute against

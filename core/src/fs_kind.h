@@ -21,6 +21,13 @@ enum { TAGG_FS_OTHER = 0, TAGG_FS_LOCAL = 1, TAGG_FS_TMPFS = 2, TAGG_FS_NETWORK 
  * in blocks of TAGG_DIO_ALIGN (store.h dio_block); the plan aligns rounds to
  * them when every rank's does. */
 #define TAGG_FS_DIO 0x200u
+/* Set in a view (and the same word) for a local disk whose block device
+ * reports itself rotational (sysfs queue/rotational): several streams of
+ * direct writes into one file make it seek between them, so the call plan
+ * takes such writes as one stream per node, as it does a serialising client
+ * (engine_plan.c agree_fs; only for writes with O_DIRECT, TAGG_FS_DIO: the
+ * page cache's writeback already sends buffered ones as one sorted stream). */
+#define TAGG_FS_ROTATIONAL 0x400u
 
 /* The kind of a mount-table type name ("ext4", "fuse.glusterfs", "nfs4",
  * "lustre", ...); *serial (may be NULL) 1 for FUSE types. */
@@ -33,8 +40,15 @@ int tagg_fs_kind_of_type(const char *type, int *serial);
  * type filled ("" when it does not fit typelen), or -1 (no line matched). */
 int tagg_mount_type(const char *mountinfo, size_t len, const char *abs, char *type, size_t typelen);
 
+/* Whether the block device dev (a stat's st_dev) is rotational, from the
+ * sysfs tree at sysroot ("/sys"): its queue/rotational, or its parent's for a
+ * partition (dev/block/MAJ:MIN/partition present). 1 rotational, 0 not, or
+ * unknown (no such device: tmpfs, FUSE, an unreadable tree). */
+int tagg_dev_rotational(const char *sysroot, unsigned long long dev);
+
 /* The kind of the file system holding path's directory, in the low byte,
- * | TAGG_FS_SERIAL when its client serialises writes. Local: no message
+ * | TAGG_FS_SERIAL when its client serialises writes, | TAGG_FS_ROTATIONAL
+ * for a local disk on a rotational device. Local: no message
  * passing, no lookup of the file itself (realpath of the directory, the
  * mount table). */
 unsigned tagg_fs_view(const char *path);

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -171,6 +172,71 @@ static void test_view_follows_mounts(void **s)
         fail_msg("child failed at step %d (6: cached view differs; 8: a mount or unmount not seen)", WEXITSTATUS(st));
 }
 
+/* A device's nature from a sysfs tree made here as the kernel lays it out:
+ * dev/block/MAJ:MIN links into devices/, a partition's directory inside its
+ * disk's (with a `partition` attribute, no queue of its own). */
+static void put(const char *root, const char *rel, const char *text)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void in_tree(const char *root, const char *rel, int dir, const char *link_to)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    assert_int_equal(link_to ? symlink(link_to, p) : dir ? mkdir(p, 0700) : 0, 0);
+}
+
+static void test_rotational(void **s)
+{
+    (void)s;
+    char root[] = "/tmp/tagg-sysfs-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    const char *dirs[] = {"dev", "dev/block", "devices", "devices/sda", "devices/sda/queue", "devices/sda/sda1",
+                          "devices/nvme0n1", "devices/nvme0n1/queue", "devices/nvme0n1/nvme0n1p2", "devices/odd",
+                          "devices/odd/queue"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        in_tree(root, dirs[i], 1, NULL);
+    put(root, "devices/sda/queue/rotational", "1\n");
+    put(root, "devices/sda/sda1/partition", "1\n");
+    put(root, "devices/nvme0n1/queue/rotational", "0\n");
+    put(root, "devices/nvme0n1/nvme0n1p2/partition", "2\n");
+    put(root, "devices/odd/queue/rotational", ""); /* empty: unknown */
+    in_tree(root, "dev/block/8:0", 0, "../../devices/sda");
+    in_tree(root, "dev/block/8:1", 0, "../../devices/sda/sda1");
+    in_tree(root, "dev/block/259:0", 0, "../../devices/nvme0n1");
+    in_tree(root, "dev/block/259:2", 0, "../../devices/nvme0n1/nvme0n1p2");
+    in_tree(root, "dev/block/7:3", 0, "../../devices/odd");
+    assert_int_equal(tagg_dev_rotational(root, makedev(8, 0)), 1);
+    assert_int_equal(tagg_dev_rotational(root, makedev(8, 1)), 1);   /* a partition: its disk's */
+    assert_int_equal(tagg_dev_rotational(root, makedev(259, 0)), 0);
+    assert_int_equal(tagg_dev_rotational(root, makedev(259, 2)), 0);
+    assert_int_equal(tagg_dev_rotational(root, makedev(7, 3)), 0);   /* unreadable attribute */
+    assert_int_equal(tagg_dev_rotational(root, makedev(8, 16)), 0);  /* no such device */
+    assert_int_equal(tagg_dev_rotational(root, makedev(0, 45)), 0);  /* anonymous: tmpfs, FUSE */
+    assert_int_equal(tagg_dev_rotational("/no/such/sysfs", makedev(8, 0)), 0);
+    const char *rm[] = {"dev/block/8:0", "dev/block/8:1", "dev/block/259:0", "dev/block/259:2", "dev/block/7:3",
+                        "devices/sda/queue/rotational", "devices/sda/sda1/partition",
+                        "devices/nvme0n1/queue/rotational", "devices/nvme0n1/nvme0n1p2/partition",
+                        "devices/odd/queue/rotational"};
+    char p[4200];
+    for (size_t i = 0; i < sizeof rm / sizeof rm[0]; i++)
+        snprintf(p, sizeof p, "%s/%s", root, rm[i]), unlink(p);
+    for (size_t i = sizeof dirs / sizeof dirs[0]; i-- > 0;)
+        snprintf(p, sizeof p, "%s/%s", root, dirs[i]), rmdir(p);
+    rmdir(root);
+    /* this machine: a local disk's view says what its device says; tmpfs never rotational */
+    struct stat st;
+    if (stat("/var/tmp", &st) == 0 && (tagg_fs_view("/var/tmp/x.h5") & 0xffu) == TAGG_FS_LOCAL)
+        assert_int_equal(!!(tagg_fs_view("/var/tmp/x.h5") & TAGG_FS_ROTATIONAL), tagg_dev_rotational("/sys", st.st_dev));
+    assert_int_equal(tagg_fs_view("/dev/shm/x.h5") & TAGG_FS_ROTATIONAL, 0);
+}
+
 /* Kept answers equal fresh ones, absolute and relative names alike. */
 static void test_view_cached(void **s)
 {
@@ -192,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_view_here),
         cmocka_unit_test(test_view_cached),
+        cmocka_unit_test(test_rotational),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

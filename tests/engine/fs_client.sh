@@ -5,7 +5,8 @@
 # aggregator on the node for writes; serial: one per node for writes (one on a
 # single node; one on each of two virtual nodes with a topology file), reads
 # as before; the same with a single subfile (one file) but not with two
-# subfiles (their reads planned by the model, direct or aggregated). Every run reads back what it wrote (tagg-bench verifies byte for
+# subfiles (their reads planned by the model, direct or aggregated); auto: one
+# per node for direct writes into a local disk on a rotational device. Every run reads back what it wrote (tagg-bench verifies byte for
 # byte). Environment: MPIEXEC NPFLAG PREFLAGS BENCH PLUGIN_DIR; $2: the
 # two-node topology file.
 set -u
@@ -38,7 +39,20 @@ if [ $(( ${a%,*} / 2 )) != $(( ${a#*,} / 2 )) ]; then ok "serial_two_nodes: aggr
 # (reads of subfiles: the model's choice either way; the layout reads each
 # 64 KiB stripe a rank touches whole to check it, so each rank's 64 runs cost
 # 33 stripe reads, priced so since session 31)
+# the device (fs_kind.c): direct writes (direct_io=write) with fs_client=auto
+# take one aggregator per node on a local disk whose device is rotational
+# (sysfs queue/rotational, read here on its own), two elsewhere; buffered
+# writes (direct_io=off) two either way (the page cache sorts them)
+dev=$(stat -c '%Hd:%Ld' "$work") fstype=$(stat -f -c %T "$work")
+rot=$(cat "/sys/dev/block/$dev/queue/rotational" 2>/dev/null ||
+      { [ -e "/sys/dev/block/$dev/partition" ] && cat "/sys/dev/block/$dev/../queue/rotational"; } 2>/dev/null)
+case "$fstype" in ext2/ext3|xfs|btrfs) ;; *) rot=0 ;; esac
+want=2; [ "$rot" = 1 ] && want=1
+echo "work directory: $fstype on device $dev, rotational '${rot:-unknown}': $want write aggregator(s) expected"
+run rotational_direct $want 2 "direct_io=write;direct_io_min=4K"
+run rotational_buffered 2 2 "direct_io=off"
+run rotational_parallel 2 2 "direct_io=write;direct_io_min=4K;fs_client=parallel"
 run one_subfile 1 0 "fs_client=serial;layout=subfiles;subfiles=1;stripe_size=64K"
 run two_subfiles 2 0 "fs_client=serial;layout=subfiles;subfiles=2;stripe_size=64K"
 echo "$passed passed, $failed failed"
-[ "$failed" = 0 ] && [ "$passed" -ge 6 ]
+[ "$failed" = 0 ] && [ "$passed" -ge 9 ]

@@ -74,7 +74,7 @@ typedef struct tagg_engine {
      * the file system's kind as every rank agrees on it, counters */
     tagg_tune_model_t *tune;
     uint64_t           tune_sum;
-    int                fs_kind;       /* this rank's view (fs_kind.h: kind | TAGG_FS_SERIAL), sent in its row */
+    int                fs_kind;       /* this rank's view (fs_kind.h: kind | SERIAL | ROTATIONAL), sent in its row */
     int                fs_kind_agreed; /* the ranks' common view, 0 when they differ */
     int                fs_serial;      /* every rank's client serialises a file's writes, or every rank writes
                                           directly into a rotational local disk (fs_kind.h, engine_plan.c agree_fs) */

@@ -201,7 +201,7 @@ int tagg_agree(MPI_Comm comm, int local_rc, const char *what);
 int tagg_at_finalize(MPI_Comm_delete_attr_function *fn, int *keyval);
 
 /* The file system under the file's directory as this rank sees it
- * (fs_kind.h tagg_fs_view: kind | TAGG_FS_SERIAL), read from the mount table
+ * (fs_kind.h tagg_fs_view: kind | TAGG_FS_SERIAL | TAGG_FS_ROTATIONAL), from the mount table
  * the first time it is asked for (the engine's describe rows, the layouts'
  * direct_io), then kept. Subfiles beside the index share its directory. */
 unsigned tagg_file_fs_view(tagg_file_t *f);

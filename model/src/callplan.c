@@ -260,8 +260,8 @@ done:
  * nothing over one, so one gets no more either), at most the rate measured
  * alone. 0: more streams do add, or nothing was measured.
  * Without such a measurement, a client known to serialise a file's writes
- * (in->serial_writes: FUSE) says the same of writes: one writer at the
- * target's rate. */
+ * (in->serial_writes: FUSE, or direct writes into a rotational local disk)
+ * says the same of writes: one writer at the target's rate. */
 static int measured_together(const tagg_call_in_t *in) {
   return in->fs && in->fs->n > 0 && in->fs->ranks >= 2 && in->tiers && in->tiers->target >= 0;
 }

@@ -105,7 +105,9 @@ typedef struct tagg_call_in {
   int read;                        /* the call reads: the throttle rule limits writes only */
   int one_file;                    /* every aggregator writes the same file (shared layout, or one subfile) */
   int serial_writes;               /* the file system's client serialises the writes of a node into one
-                                      file (Linux FUSE takes the file's lock for each write): without a
+                                      file (Linux FUSE takes the file's lock for each write), or is
+                                      best served one stream at a time (the engine: direct writes into a
+                                      local disk on a rotational device, which seeks between streams): without a
                                       calibration of writers together (fs->ranks >= 2), a node's direct
                                       writes take turns and one aggregator per node gets what several would */
   uint64_t dio_block;              /* > 0: the aggregators access the file with O_DIRECT in whole blocks of

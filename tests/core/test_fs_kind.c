@@ -174,44 +174,54 @@ static void test_view_follows_mounts(void **s)
 
 /* A device's nature from a sysfs tree made here as the kernel lays it out:
  * dev/block/MAJ:MIN links into devices/, a partition's directory inside its
- * disk's (with a `partition` attribute, no queue of its own). */
-static void put(const char *root, const char *rel, const char *text)
-{
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", root, rel);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static void in_tree(const char *root, const char *rel, int dir, const char *link_to)
-{
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", root, rel);
-    assert_int_equal(link_to ? symlink(link_to, p) : dir ? mkdir(p, 0700) : 0, 0);
-}
+ * disk's (with a `partition` attribute, no queue of its own). One table makes
+ * the tree (in order) and removes it (in reverse). */
+static const struct {
+    char        kind; /* 'd' directory, 'f' file with text, 'l' link to text */
+    const char *rel, *text;
+} sysfs_tree[] = {
+    {'d', "dev", NULL},
+    {'d', "dev/block", NULL},
+    {'d', "devices", NULL},
+    {'d', "devices/sda", NULL},
+    {'d', "devices/sda/queue", NULL},
+    {'f', "devices/sda/queue/rotational", "1\n"},
+    {'d', "devices/sda/sda1", NULL},
+    {'f', "devices/sda/sda1/partition", "1\n"},
+    {'d', "devices/nvme0n1", NULL},
+    {'d', "devices/nvme0n1/queue", NULL},
+    {'f', "devices/nvme0n1/queue/rotational", "0\n"},
+    {'d', "devices/nvme0n1/nvme0n1p2", NULL},
+    {'f', "devices/nvme0n1/nvme0n1p2/partition", "2\n"},
+    {'d', "devices/odd", NULL},
+    {'d', "devices/odd/queue", NULL},
+    {'f', "devices/odd/queue/rotational", ""}, /* empty: unknown */
+    {'l', "dev/block/8:0", "../../devices/sda"},
+    {'l', "dev/block/8:1", "../../devices/sda/sda1"},
+    {'l', "dev/block/259:0", "../../devices/nvme0n1"},
+    {'l', "dev/block/259:2", "../../devices/nvme0n1/nvme0n1p2"},
+    {'l', "dev/block/7:3", "../../devices/odd"},
+};
 
 static void test_rotational(void **s)
 {
     (void)s;
-    char root[] = "/tmp/tagg-sysfs-XXXXXX";
+    char root[] = "/tmp/tagg-sysfs-XXXXXX", p[4200];
+    size_t n = sizeof sysfs_tree / sizeof sysfs_tree[0];
     assert_non_null(mkdtemp(root));
-    const char *dirs[] = {"dev", "dev/block", "devices", "devices/sda", "devices/sda/queue", "devices/sda/sda1",
-                          "devices/nvme0n1", "devices/nvme0n1/queue", "devices/nvme0n1/nvme0n1p2", "devices/odd",
-                          "devices/odd/queue"};
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-        in_tree(root, dirs[i], 1, NULL);
-    put(root, "devices/sda/queue/rotational", "1\n");
-    put(root, "devices/sda/sda1/partition", "1\n");
-    put(root, "devices/nvme0n1/queue/rotational", "0\n");
-    put(root, "devices/nvme0n1/nvme0n1p2/partition", "2\n");
-    put(root, "devices/odd/queue/rotational", ""); /* empty: unknown */
-    in_tree(root, "dev/block/8:0", 0, "../../devices/sda");
-    in_tree(root, "dev/block/8:1", 0, "../../devices/sda/sda1");
-    in_tree(root, "dev/block/259:0", 0, "../../devices/nvme0n1");
-    in_tree(root, "dev/block/259:2", 0, "../../devices/nvme0n1/nvme0n1p2");
-    in_tree(root, "dev/block/7:3", 0, "../../devices/odd");
+    for (size_t i = 0; i < n; i++) {
+        snprintf(p, sizeof p, "%s/%s", root, sysfs_tree[i].rel);
+        if (sysfs_tree[i].kind == 'd')
+            assert_int_equal(mkdir(p, 0700), 0);
+        else if (sysfs_tree[i].kind == 'l')
+            assert_int_equal(symlink(sysfs_tree[i].text, p), 0);
+        else {
+            FILE *f = fopen(p, "w");
+            assert_non_null(f);
+            fputs(sysfs_tree[i].text, f);
+            fclose(f);
+        }
+    }
     assert_int_equal(tagg_dev_rotational(root, makedev(8, 0)), 1);
     assert_int_equal(tagg_dev_rotational(root, makedev(8, 1)), 1);   /* a partition: its disk's */
     assert_int_equal(tagg_dev_rotational(root, makedev(259, 0)), 0);
@@ -220,15 +230,11 @@ static void test_rotational(void **s)
     assert_int_equal(tagg_dev_rotational(root, makedev(8, 16)), 0);  /* no such device */
     assert_int_equal(tagg_dev_rotational(root, makedev(0, 45)), 0);  /* anonymous: tmpfs, FUSE */
     assert_int_equal(tagg_dev_rotational("/no/such/sysfs", makedev(8, 0)), 0);
-    const char *rm[] = {"dev/block/8:0", "dev/block/8:1", "dev/block/259:0", "dev/block/259:2", "dev/block/7:3",
-                        "devices/sda/queue/rotational", "devices/sda/sda1/partition",
-                        "devices/nvme0n1/queue/rotational", "devices/nvme0n1/nvme0n1p2/partition",
-                        "devices/odd/queue/rotational"};
-    char p[4200];
-    for (size_t i = 0; i < sizeof rm / sizeof rm[0]; i++)
-        snprintf(p, sizeof p, "%s/%s", root, rm[i]), unlink(p);
-    for (size_t i = sizeof dirs / sizeof dirs[0]; i-- > 0;)
-        snprintf(p, sizeof p, "%s/%s", root, dirs[i]), rmdir(p);
+    for (size_t i = n; i-- > 0;) {
+        snprintf(p, sizeof p, "%s/%s", root, sysfs_tree[i].rel);
+        if (sysfs_tree[i].kind == 'd' ? rmdir(p) : unlink(p))
+            fail_msg("%s: %s", p, strerror(errno));
+    }
     rmdir(root);
     /* this machine: a local disk's view says what its device says; tmpfs never rotational */
     struct stat st;

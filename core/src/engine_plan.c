@@ -168,6 +168,7 @@ static void plan_input(tagg_file_t *f, tagg_engine_t *e, const tagg_req_desc_t *
     in->serial_writes = e->fs_serial;
     in->dio_block     = e->dio_block;
     in->read_unit     = dir == TAGG_READ && f->store_ops->read_unit ? f->store_ops->read_unit(f) : 0;
+    in->read_group    = in->read_unit && f->store_ops->stripe ? f->store_ops->stripe(f) : 0; /* a stripe's blocks: one read */
     in->mode     = (tagg_aggregate_t)f->cfg.aggregate;
     in->fs       = dir == TAGG_READ && e->fs_read.n ? &e->fs_read : &e->fs; /* reads cost what reads cost */
     /* stripes only some ranks may reach (node-local subfiles) */

@@ -167,8 +167,9 @@ int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, 
         snprintf(sf, sizeof sf, " sf_composed=%llu sf_reread=%llu sf_pre_read=%llu", (unsigned long long)t->sf_composed,
                  (unsigned long long)t->sf_reread, (unsigned long long)t->sf_pre_read);
     else if (f->store_ops == stores[TAGG_LAYOUT_SUBFILES])
-        snprintf(sf, sizeof sf, " sf_verified=%llu sf_from_copy=%llu sf_shared=%llu", (unsigned long long)t->sf_verified,
-                 (unsigned long long)t->sf_from_copy, (unsigned long long)t->sf_shared);
+        snprintf(sf, sizeof sf, " sf_verified=%llu sf_blocks=%llu sf_from_copy=%llu sf_shared=%llu",
+                 (unsigned long long)t->sf_verified, (unsigned long long)t->sf_blocks, (unsigned long long)t->sf_from_copy,
+                 (unsigned long long)t->sf_shared);
     char dio[192] = "";
     if (f->cfg.direct_io != TAGG_DIO_MODE_OFF && f->cfg.backend != TAGG_BACKEND_MPIIO)
         snprintf(dio, sizeof dio, " dio_read_bytes=%llu dio_write_bytes=%llu dio_bounced_bytes=%llu",

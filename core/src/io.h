@@ -51,6 +51,7 @@ typedef struct tagg_stats {
     /* layout=subfiles, reads of a read-only open (verify=1) */
     uint64_t sf_verified;   /* stripes read whole and checked, the first time a rank read them */
     uint64_t sf_from_copy;  /* reads served from the rank's verified copy of the stripe they lie in */
+    uint64_t sf_blocks;     /* format 4: blocks read and checked for reads of part of a stripe */
     uint64_t sf_shared;     /* read-only opens: stripe 0 received checked from rank 0 (tagg_sub_share_first) */
     /* direct_io (dio.h): bytes moved with O_DIRECT, [0] read, [1] written; of them, through
      * the bounce buffer (the memory not aligned as the file offset) [2] read, [3] written */

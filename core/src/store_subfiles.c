@@ -180,6 +180,7 @@ static void sub_free(sub_t *s)
     for (int i = 0; i < TAGG_SUB_COPIES; i++) /* kept for the process's next files */
         tagg_buf_put(s->copy[i].buf, S);
     tagg_buf_put(s->vbuf, S);
+    tagg_buf_put(s->runbuf, 2 * S);
     if (s->held)
         held_note(NULL, 0, &s->hdev, &s->hino);
     pthread_mutex_destroy(&s->mu);
@@ -506,6 +507,18 @@ static int sub_open(tagg_file_t *f, unsigned flags)
     s->base_on  = s->writable && f->cfg.verify && !hdr[2] && s->ix.version >= TAGG_SF_VERSION_3;
     s->base_L   = s->ix.logical_size;
     s->fresh    = s->writable && hdr[2];
+    /* format 4 (subfile_index.h): a writer follows its writes' changes block by
+     * block too, so that close records block checksums (not node-local files) */
+    if (rc == 0 && s->writable && !s->ix.nvr)
+        s->ix.block = tagg_sf_block_size(s->ix.stripe);
+    s->written.nb = s->writable && s->ix.block ? TAGG_SF_BLOCKS : 0;
+    s->bunit      = s->ix.block;
+    for (uint64_t i = 0, b = 0; s->bunit && i < s->ix.nst; i++) { /* both lists ascending */
+        while (b < s->ix.nblk && s->ix.blk[TAGG_SF_BREC * b] < s->ix.st[i].j)
+            b++;
+        if (!s->ix.st[i].form && (b == s->ix.nblk || s->ix.blk[TAGG_SF_BREC * b] != s->ix.st[i].j))
+            s->bunit = 0;
+    }
     if (rc == 0 && s->fresh && !s->ix.nvr && !(s->wend = calloc(s->ix.count ? s->ix.count : 1, sizeof *s->wend)))
         TAGG_ERR(TAGG_E_NOMEM, "out of memory"), rc = -1;
     /* the codec of this open: rank 0's (compression=auto reads the tiers file) */
@@ -649,7 +662,7 @@ static int note_cut(tagg_file_t *f, int fd, const char *path, int sp, uint64_t s
     else {
         uint64_t d = tagg_crc_delta(tagg_crc64(0, s->vbuf, (size_t)t), tagg_crc_zeros(t), at, t, S);
         pthread_mutex_lock(&s->mu);
-        if (tagg_notes_write(&s->written, 2 * (size / S) + (uint64_t)sp, 0, 0, 0, d, 0, 0, 0) < 0)
+        if (tagg_notes_write(&s->written, 2 * (size / S) + (uint64_t)sp, 0, 0, 0, d, NULL, 0, 0, 0) < 0)
             rc = -1, TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         pthread_mutex_unlock(&s->mu);
     }
@@ -806,14 +819,17 @@ static int sub_del(const char *path, MPI_Comm comm, MPI_Info info, const tagg_co
 static uint64_t sub_stripe(const tagg_file_t *f) { return sub_of(f)->ix.stripe; }
 static uint32_t sub_files(const tagg_file_t *f) { return sub_of(f)->ix.count; }
 /* A read-only open with verify=1 checks each stripe a rank reads, read whole
- * the first time (read_checked); so does a read-write open of a closed file
- * (read_base_checked). Formats 1 and 2 check whole subfiles: not priced.
- * From the index (rank 0's), the open's mode and the configuration: the same
- * on every rank. */
+ * the first time (read_checked), or, in format 4, each block of it (when
+ * every stripe has block checksums: the unit is the block); so does a
+ * read-write open of a closed file, whole stripes (read_base_checked).
+ * Formats 1 and 2 check whole subfiles: not priced. From the index (rank
+ * 0's), the open's mode and the configuration: the same on every rank. */
 static uint64_t sub_read_unit(const tagg_file_t *f)
 {
     const sub_t *s = sub_of(f);
-    return (s->verify && s->ix.version >= TAGG_SF_VERSION_3) || s->base_on ? s->ix.stripe : 0;
+    if (s->base_on)
+        return s->ix.stripe;
+    return s->verify && s->ix.version >= TAGG_SF_VERSION_3 ? (s->bunit ? s->bunit : s->ix.stripe) : 0;
 }
 /* direct_io: whole stripes are whole blocks when the stripe is a multiple of
  * one (every subfile's tagg_dio_t has the same rule: reads not under write) */

@@ -18,7 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { NOTE_WORDS = 4 + 2 * NOTE_SPANS }; /* a gathered note: key, state, crc, delta, spans (lo, hi; 0, 0 unused) */
+/* A gathered note: key, state, crc, delta, spans (lo, hi; 0, 0 unused), then
+ * (format 4 writers, notes_t.nb > 0) the block deltas: NOTE_WORDS + nb words. */
+enum { NOTE_WORDS = 4 + 2 * NOTE_SPANS };
 
 /* By key; a key's writes before its suspects. */
 static int cmp_note(const void *a, const void *b)
@@ -38,11 +40,12 @@ static int cmp_span(const void *a, const void *b)
  * spans of one note never do; those of different ranks are sorted by start
  * into sc (grown as needed). 1 overlap, 0 apart, -1 out of memory; *end: the
  * end of the last byte written. */
-static int spans_overlap(const uint64_t *notes, uint64_t i, uint64_t e, uint64_t **sc, uint64_t *cap, uint64_t *end)
+static int spans_overlap(const uint64_t *notes, size_t nw, uint64_t i, uint64_t e, uint64_t **sc, uint64_t *cap,
+                         uint64_t *end)
 {
     uint64_t n = 0;
     for (uint64_t x = i; x < e; x++) {
-        const uint64_t *w = notes + NOTE_WORDS * x;
+        const uint64_t *w = notes + nw * x;
         for (int k = 0; NOTE_KIND(w[1]) != NOTE_SUSPECT && k < NOTE_SPANS && w[5 + 2 * k]; k++) {
             if (n == *cap) {
                 uint64_t  c = *cap ? 2 * *cap : 64;
@@ -74,7 +77,23 @@ typedef struct {
     uint64_t          nd, dcap;
     uint64_t          nsuspect, suspect; /* stripes read unlike their base that nobody wrote; the first key */
     uint64_t          ncomposed;         /* checksums composed from the writers' changes */
+    uint64_t         *blk, nblk;         /* format 4: block records final now (data stripes) */
 } merged_t;
+
+/* Format 4: the block record of data stripe j (len bytes, CRC crc) from the
+ * padded forms of its blocks (B bytes each: bx[b] the form of block b), kept
+ * only when the blocks compose to crc (they do when the notes describe the
+ * stripe; anything else leaves the stripe to be checked whole). 0 or -1 (out of memory). */
+static int add_blocks(merged_t *m, uint64_t j, uint64_t len, uint64_t crc, uint64_t B, const uint64_t *bx)
+{
+    uint64_t bc[TAGG_SF_BLOCKS];
+    unsigned nb = 0;
+    for (uint64_t at = 0; at < len; at += B, nb++)
+        bc[nb] = tagg_crc_unpad(bx[nb], len - at < B ? len - at : B, B);
+    if (tagg_sf_blocks_compose(bc, len, B) != crc)
+        return 0;
+    return tagg_sf_blocks_append(&m->blk, &m->nblk, j, bc, nb);
+}
 
 static int add_dirty(merged_t *m, uint64_t key, int chk, uint64_t expect)
 {
@@ -97,30 +116,30 @@ static int add_dirty(merged_t *m, uint64_t key, int chk, uint64_t expect)
 }
 
 /* Is key noted as written (binary search over the sorted notes)? */
-static int noted(const uint64_t *notes, uint64_t nn, uint64_t key)
+static int noted(const uint64_t *notes, size_t nw, uint64_t nn, uint64_t key)
 {
     uint64_t lo = 0, hi = nn;
     while (lo < hi) {
         uint64_t mid = (lo + hi) / 2;
-        if (notes[NOTE_WORDS * mid] < key)
+        if (notes[nw * mid] < key)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < nn && notes[NOTE_WORDS * lo] == key && NOTE_KIND(notes[NOTE_WORDS * lo + 1]) != NOTE_SUSPECT;
+    return lo < nn && notes[nw * lo] == key && NOTE_KIND(notes[nw * lo + 1]) != NOTE_SUSPECT;
 }
 
-static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, merged_t *m)
+static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, size_t nw, uint64_t L, merged_t *m)
 {
     uint64_t *sc = NULL, scap = 0; /* scratch: one stripe's spans */
-    uint64_t S = s->ix.stripe, top = L / S + (L % S != 0);
-    qsort(notes, (size_t)nn, NOTE_WORDS * sizeof *notes, cmp_note);
+    uint64_t S = s->ix.stripe, top = L / S + (L % S != 0), B = nw > NOTE_WORDS ? s->ix.block : 0;
+    qsort(notes, (size_t)nn, nw * sizeof *notes, cmp_note);
     for (int sp = 0; sp < 2; sp++) { /* untouched stripes keep their record (wholly below every cut) */
         const tagg_sf_stripe_t *old  = sp ? s->ix.mst : s->ix.st;
         uint64_t                nold = sp ? s->ix.nmst : s->ix.nst;
         for (uint64_t i = 0; i < nold; i++) {
             uint64_t j = old[i].j, key = 2 * j + (uint64_t)sp;
-            if (j >= top || (s->cut != UINT64_MAX && (j + 1) * S > s->cut) || noted(notes, nn, key))
+            if (j >= top || (s->cut != UINT64_MAX && (j + 1) * S > s->cut) || noted(notes, nw, nn, key))
                 continue;
             /* the old last stripe, partial then, is longer now: its record no longer covers it */
             if (tagg_sf_stripe_len(s->ix.logical_size, S, j) != tagg_sf_stripe_len(L, S, j)) {
@@ -130,13 +149,16 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, merge
             }
             if (tagg_sf_stripe_append_form(&m->out[sp], &m->nout[sp], j, old[i].crc, old[i].form) < 0)
                 goto oom;
+            const uint64_t *ob = sp ? NULL : tagg_sf_blocks_find(s->ix.blk, s->ix.nblk, j); /* and its blocks */
+            if (ob && tagg_sf_blocks_append(&m->blk, &m->nblk, j, ob, TAGG_SF_BLOCKS) < 0)
+                goto oom;
         }
     }
     for (uint64_t i = 0; i < nn;) {
-        uint64_t key = notes[NOTE_WORDS * i], e = i, writers = 0, dx = 0, end = 0;
-        int      dirty_ = 0, hadfull = 0, suspect = 0, compose = s->fresh, ov;
-        for (; e < nn && notes[NOTE_WORDS * e] == key; e++) {
-            const uint64_t *w  = notes + NOTE_WORDS * e;
+        uint64_t key = notes[nw * i], e = i, writers = 0, dx = 0, end = 0, bx[TAGG_SF_BLOCKS] = {0};
+        int      dirty_ = 0, hadfull = 0, suspect = 0, compose = s->fresh, ov, blocks = B && key % 2 == 0;
+        for (; e < nn && notes[nw * e] == key; e++) {
+            const uint64_t *w  = notes + nw * e;
             uint64_t        st = w[1];
             if (NOTE_KIND(st) == NOTE_SUSPECT) {
                 suspect = 1;
@@ -148,8 +170,12 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, merge
             dx ^= w[3];
             if (st & NOTE_UNSURE)
                 compose = 0;
+            if (st & NOTE_NOBLOCKS)
+                blocks = 0;
+            for (unsigned b = 0; blocks && b < TAGG_SF_BLOCKS; b++) /* the blocks' changes add as the stripe's do */
+                bx[b] ^= w[NOTE_WORDS + b];
         }
-        if (compose && (ov = spans_overlap(notes, i, e, &sc, &scap, &end)) != 0) {
+        if (compose && (ov = spans_overlap(notes, nw, i, e, &sc, &scap, &end)) != 0) {
             if (ov < 0)
                 goto oom;
             compose = 0;
@@ -164,7 +190,9 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, merge
         }
         else if (j < top) {
             if (dirty_ && compose && !suspect && end <= len) { /* a new file's stripe: zeros plus every change */
-                if (tagg_sf_stripe_append_form(&m->out[sp], &m->nout[sp], j, tagg_crc_unpad(dx, len, S), 0) < 0)
+                uint64_t crc = tagg_crc_unpad(dx, len, S);
+                if (tagg_sf_stripe_append_form(&m->out[sp], &m->nout[sp], j, crc, 0) < 0 ||
+                    (blocks && add_blocks(m, j, len, crc, B, bx) < 0))
                     goto oom;
                 m->ncomposed++;
             }
@@ -173,9 +201,12 @@ static int merge_notes(sub_t *s, uint64_t *notes, uint64_t nn, uint64_t L, merge
                 if (add_dirty(m, key, chk, chk ? tagg_sub_base_form(s, sp, j) ^ dx : 0) < 0)
                     goto oom;
             }
-            else if (tagg_sf_stripe_append_form(&m->out[sp], &m->nout[sp], j, notes[NOTE_WORDS * i + 2],
-                                                notes[NOTE_WORDS * i + 1] >> 8) < 0)
-                goto oom;
+            else { /* one whole-stripe write (its blocks: when raw and the stripe is whole) */
+                uint64_t crc = notes[nw * i + 2], form = notes[nw * i + 1] >> 8;
+                if (tagg_sf_stripe_append_form(&m->out[sp], &m->nout[sp], j, crc, form) < 0 ||
+                    (blocks && !form && len == S && add_blocks(m, j, len, crc, B, bx) < 0))
+                    goto oom;
+            }
         }
         i = e;
     }
@@ -256,7 +287,8 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
     size_t nsus = 0;
     for (size_t i = 0; i < s->checked.cap; i++)
         nsus += s->checked.key[i] && NOTE_KIND(s->checked.state[i]) == NOTE_SUSPECT;
-    int m = (int)((s->written.n + nsus) * NOTE_WORDS), nn = 0;
+    size_t nw = NOTE_WORDS + s->written.nb; /* the same on every rank */
+    int    m  = (int)((s->written.n + nsus) * nw), nn = 0;
     notes = malloc(((size_t)m + 1) * sizeof *notes);
     if (f->rank == 0 && (!(counts = malloc((size_t)f->size * sizeof *counts)) ||
                          !(displs = malloc((size_t)f->size * sizeof *displs))))
@@ -266,12 +298,15 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
         if (s->written.key[i])
             notes[w++] = s->written.key[i] - 1, notes[w++] = s->written.state[i] | s->written.form[i] << 8,
             notes[w++] = s->written.crc[i], notes[w++] = s->written.delta[i], /* state | stored form << 8 */
-            memset(notes + w, 0, 2 * NOTE_SPANS * sizeof *notes),
-            tagg_notes_spans(&s->written, s->written.key[i] - 1, notes + w), w += 2 * NOTE_SPANS;
+            memset(notes + w, 0, (nw - 4) * sizeof *notes),
+            tagg_notes_spans(&s->written, s->written.key[i] - 1, notes + w), w += 2 * NOTE_SPANS,
+            s->written.nb ? memcpy(notes + w, s->written.bd + (size_t)s->written.nb * i, s->written.nb * sizeof *notes)
+                          : NULL,
+            w += s->written.nb;
     for (size_t i = 0; notes && i < s->checked.cap; i++)
         if (s->checked.key[i] && NOTE_KIND(s->checked.state[i]) == NOTE_SUSPECT)
             notes[w++] = s->checked.key[i] - 1, notes[w++] = NOTE_SUSPECT, notes[w++] = 0, notes[w++] = 0,
-            memset(notes + w, 0, 2 * NOTE_SPANS * sizeof *notes), w += 2 * NOTE_SPANS;
+            memset(notes + w, 0, (nw - 4) * sizeof *notes), w += nw - 4;
     if (tagg_agree(f->comm, notes && rc == 0 ? 0 : -1, "gathering the stripe notes") < 0) {
         rc = -1;
         goto done;
@@ -290,7 +325,7 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
         rc = -1;
         goto done;
     }
-    if (f->rank == 0 && merge_notes(s, allnotes, (uint64_t)nn / NOTE_WORDS, L, &mg) < 0)
+    if (f->rank == 0 && merge_notes(s, allnotes, (uint64_t)nn / nw, nw, L, &mg) < 0)
         rc = -1, snprintf(err, sizeof err, "out of memory");
     dirty = mg.dirty, nd = mg.nd, mg.dirty = NULL;
     if (f->rank == 0)
@@ -308,8 +343,9 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
         rc = -1;
     if (nd && !tagg_sub_vbuf(s))
         rc = -1;
-    res    = calloc(3 * (size_t)nd + 1, sizeof *res);
-    allres = calloc(3 * (size_t)nd + 1, sizeof *allres);
+    size_t rw = 3 + s->written.nb; /* a read-back stripe's result: crc, found, form, its blocks' CRCs (format 4) */
+    res    = calloc(rw * (size_t)nd + 1, sizeof *res);
+    allres = calloc(rw * (size_t)nd + 1, sizeof *allres);
     rfd    = malloc(((size_t)N + 1) * sizeof *rfd);
     if (!res || !allres || !rfd)
         rc = -1;
@@ -352,15 +388,23 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
             rc = -1;
             break;
         }
-        if (form || !tagg_sf_all_zero(s->vbuf, (size_t)len)) /* a compressed slot is never a hole */
-            res[3 * i] = tagg_crc64(0, s->vbuf, (size_t)len), res[3 * i + 1] = 1, res[3 * i + 2] = form;
+        uint64_t *r = res + rw * i;
+        if (form || !tagg_sf_all_zero(s->vbuf, (size_t)len)) { /* a compressed slot is never a hole */
+            r[1] = 1, r[2] = form;
+            if (rw > 3 && !sp && !form) { /* format 4: the blocks', and the stripe's from them */
+                tagg_sf_block_crcs(s->vbuf, len, s->ix.block, r + 3);
+                r[0] = tagg_sf_blocks_compose(r + 3, len, s->ix.block);
+            }
+            else
+                r[0] = tagg_crc64(0, s->vbuf, (size_t)len);
+        }
     }
     for (uint32_t k = 0; k <= N; k++)
         if (rfd[k] >= 0)
             close(rfd[k]);
     if (tagg_sub_agree_msg(f, rc, err, "checksumming the written stripes") < 0)
         goto done;
-    if (nd && (code = tagg_mpi_reduce(res, allres, (int)(3 * nd), MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS) {
+    if (nd && (code = tagg_mpi_reduce(res, allres, (int)(rw * nd), MPI_UINT64_T, MPI_BOR, 0, f->comm)) != MPI_SUCCESS) {
         TAGG_ERR_MPI("MPI_Reduce (stripe checksums)", code);
         rc = -1;
         goto done;
@@ -372,21 +416,27 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
         tagg_sf_stripe_t **out = mg.out;
         uint64_t          *nout = mg.nout;
         for (uint64_t i = 0; rc == 0 && i < nd; i++) {
-            uint64_t j = dirty[i] / 2, len = tagg_sf_stripe_len(L, S, j), form = allres[3 * i + 2];
-            uint64_t crc = allres[3 * i + 1] ? allres[3 * i] : tagg_crc_zeros(len);
+            const uint64_t *r = allres + rw * i;
+            uint64_t j = dirty[i] / 2, len = tagg_sf_stripe_len(L, S, j), form = r[2];
+            uint64_t crc = r[1] ? r[0] : tagg_crc_zeros(len);
             int      sp = (int)(dirty[i] % 2), damaged = mg.chk[i] && tagg_crc_pad(crc, len, S) != mg.expect[i];
             if (damaged && !nbad++)
                 bad = dirty[i];
             if (damaged)
                 crc = tagg_crc_unpad(mg.expect[i], len, S);
-            if ((allres[3 * i + 1] || damaged) && tagg_sf_stripe_append_form(&out[sp], &nout[sp], j, crc, form) < 0)
+            if ((r[1] || damaged) && tagg_sf_stripe_append_form(&out[sp], &nout[sp], j, crc, form) < 0)
+                rc = -1;
+            if (rw > 3 && r[1] && !damaged && !sp && !form &&
+                tagg_sf_blocks_append(&mg.blk, &mg.nblk, j, r + 3, (unsigned)((len + s->ix.block - 1) / s->ix.block)) < 0)
                 rc = -1;
         }
         tagg_sf_stripes_sort(out[0], nout[0]);
         tagg_sf_stripes_sort(out[1], nout[1]);
-        free(s->ix.st), free(s->ix.mst);
+        tagg_sf_blocks_sort(mg.blk, mg.nblk);
+        free(s->ix.st), free(s->ix.mst), free(s->ix.blk);
         s->ix.st = out[0], s->ix.nst = nout[0], s->ix.mst = out[1], s->ix.nmst = nout[1];
-        out[0] = out[1] = NULL;
+        s->ix.blk = mg.blk, s->ix.nblk = mg.nblk;
+        out[0] = out[1] = NULL, mg.blk = NULL;
         for (uint32_t k = 0; k < N; k++)
             s->ix.sub[k].size = all[k];
         s->ix.meta.size    = all[N];
@@ -428,5 +478,6 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
 done:
     free(mine), free(all), free(notes), free(allnotes), free(dirty), free(res), free(allres), free(rfd);
     free(counts), free(displs), free(mg.out[0]), free(mg.out[1]), free(mg.expect), free(mg.chk), free(mg.dirty), free(text);
+    free(mg.blk);
     return rc;
 }

@@ -50,27 +50,33 @@ typedef struct {
     int             fresh;   /* this open created (or truncated) the file: every stripe began as zeros, so a
                               * stripe's checksum follows from the ranks' changes (notes) when they do not overlap */
     int             limit;   /* read-only: never read past the sizes the index records */
+    uint64_t        bunit;   /* format 4: the block size when every raw data stripe has block checksums, else 0 */
     uint64_t       *wend;    /* fresh files, not node-local: [count] the size this rank knows subfile k has (the
                               * end of its own writes, the last size set); close takes the maximum over the ranks
                               * instead of asking the file system, unless a stripe may be compressed (zmay) */
     notes_t         written; /* writers: stripes this rank wrote (FULL with crc, or DIRTY) */
-    notes_t         checked; /* readers: stripes (legacy formats: subfiles) this rank verified */
+    notes_t         checked; /* readers: stripes (legacy formats: subfiles) this rank verified; a note's crc
+                              * holds the stripe's blocks not checked yet (format 4; 0: the whole stripe was) */
     /* fresh files: this rank's last partial writes that no later write of its
      * own overlapped, as stripe key, offset in the stripe, length and CRC-64
      * of the bytes, oldest first. A rewrite of exactly one of them (HDF5
      * rewrites its superblock and metadata in place) knows the bytes it
-     * replaces by their checksum instead of reading them back. */
+     * replaces by their checksum (and its blocks' share of them by theirs)
+     * instead of reading them back. */
     struct sub_recent {
         uint64_t key, at, n, crc;
+        uint64_t pc[TAGG_SF_BLOCKS]; /* format 4: the CRC-64 of its bytes in each block it touches, in order */
     } recent[TAGG_SUB_RECENT];
     int nrecent;
     char           *vbuf;    /* one stripe, for verification */
+    char           *runbuf;  /* format 4, one subfile: two stripes, for reads across stripes (read_run) */
     /* verify: the last stripes this rank checked, kept to serve its further
      * reads of them (store_subfiles_io.c); at most TAGG_SUB_COPIES and
      * TAGG_SUB_COPY_BYTES in all, allocated as used */
     struct sub_copy {
         uint64_t key;  /* stripe key + 1; 0: empty */
         uint64_t used; /* clock of the last read it served */
+        uint64_t mask; /* format 4: the blocks of buf that hold checked bytes (every bit: the whole stripe) */
         char    *buf;  /* one stripe, block-aligned */
     } copy[TAGG_SUB_COPIES];
     int             ncopy;  /* slots this open may use */
@@ -124,7 +130,8 @@ int tagg_sub_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf);
  * message of a refused node-local access). -1 with an error pushed. */
 int tagg_sub_fd_of(tagg_file_t *f, uint32_t k, uint64_t off);
 /* Read-only opens that verify (collective, at open): rank 0 reads stripe 0
- * whole, checks it, and broadcasts it; every rank keeps it as a checked copy,
+ * whole (format 4: its first block), checks it, and broadcasts it; every rank
+ * keeps it as a checked copy,
  * so that HDF5's superblock read on every rank costs one read of the stripe
  * in all, not one per rank. Nothing shared (an error stays for the read
  * that meets it) when rank 0's read or check fails or a rank has no memory.

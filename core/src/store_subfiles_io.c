@@ -261,13 +261,14 @@ static struct sub_copy *copy_take(sub_t *s)
  * and checks it against the index: the copy, noted as checked, or NULL with
  * an error pushed (read failed, checksum mismatch, no memory). */
 static struct sub_copy *check_into_copy(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, uint64_t base,
-                                        uint64_t slen, uint64_t limit, int direct, const char *name)
+                                        uint64_t slen, uint64_t limit, int direct, const char *name, struct sub_copy *use)
 {
     sub_t           *s   = sub_of(f);
     uint64_t         key = 2 * j + (uint64_t)sp, got;
-    struct sub_copy *c   = copy_take(s);
+    struct sub_copy *c   = use ? use : copy_take(s);
     if (!c)
         return NULL;
+    c->key = 0, c->mask = 0;
     if (sub_rw(s, k, fd, 0, base, slen, c->buf, limit, direct) < 0) {
         TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
         return NULL;
@@ -291,9 +292,49 @@ static struct sub_copy *check_into_copy(tagg_file_t *f, int fd, uint32_t k, int 
     }
     if (tagg_notes_put(&s->checked, key, NOTE_VERIFIED, 0) < 0)
         return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), NULL;
-    c->key = key + 1;
+    c->key = key + 1, c->mask = ~UINT64_C(0);
     f->stats.sf_verified++;
     return c;
+}
+
+/* Format 4: the blocks [b0, b1] of data stripe j (slen bytes from base in fd,
+ * k's subfile; bc its blocks' CRCs, B bytes each) read into copy c at their
+ * places, directly, and each checked; c then holds them (c->mask), and the
+ * rank's note of the stripe no longer counts them as unchecked. 0, or -1
+ * with an error pushed (c emptied). */
+static int check_blocks(tagg_file_t *f, int fd, uint32_t k, uint64_t j, uint64_t base, uint64_t slen, uint64_t limit,
+                        const uint64_t *bc, uint64_t b0, uint64_t b1, struct sub_copy *c, const char *name)
+{
+    sub_t   *s = sub_of(f);
+    uint64_t B = s->ix.block, lo = b0 * B, hi = (b1 + 1) * B < slen ? (b1 + 1) * B : slen, key = 2 * j;
+    uint64_t nblk = (slen + B - 1) / B, all = nblk == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nblk) - 1;
+    if (c->key != key + 1)
+        c->mask = 0;
+    c->key = 0; /* until checked */
+    if (sub_rw(s, k, fd, 0, base + lo, hi - lo, c->buf + lo, limit, 1) < 0) {
+        TAGG_ERR(TAGG_E_IO, "read of stripe %llu of '%s' failed: %s", (unsigned long long)j, name, strerror(errno));
+        return -1;
+    }
+    for (uint64_t b = b0; b <= b1; b++) {
+        uint64_t at = b * B, n = slen - at < B ? slen - at : B, got = tagg_crc64(0, c->buf + at, (size_t)n);
+        if (got != bc[b]) {
+            TAGG_ERR(TAGG_E_IO,
+                     "CHECKSUM MISMATCH subfile %u '%s', stripe %llu, block %llu (its bytes %llu..%llu): crc64 %016llx, "
+                     "the index records crc64 %016llx (the file was changed or damaged after it was written; see "
+                     "tagg-fuse --check; verify=0 skips the check)",
+                     (unsigned)k, name, (unsigned long long)j, (unsigned long long)b, (unsigned long long)(base + at),
+                     (unsigned long long)(base + at + n - 1), (unsigned long long)got, (unsigned long long)bc[b]);
+            c->mask = 0;
+            return -1;
+        }
+    }
+    uint64_t got = (b1 - b0 == 63 ? ~UINT64_C(0) : ((UINT64_C(1) << (b1 - b0 + 1)) - 1) << b0) & all;
+    uint64_t unchecked = tagg_notes_get(&s->checked, key) ? tagg_notes_crc(&s->checked, key) : all;
+    if (tagg_notes_put(&s->checked, key, NOTE_VERIFIED, unchecked & ~got) < 0)
+        return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
+    c->mask |= got, c->key = key + 1;
+    f->stats.sf_blocks += b1 - b0 + 1;
+    return 0;
 }
 
 /* A read of a read-only open: n bytes at local in fd, stripe j of space sp
@@ -326,9 +367,30 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
          * among the last ones checked (HDF5 reads a compound's records once
          * per member, every member across the same stripes) */
         uint64_t         key = 2 * j + (uint64_t)sp, slen = tagg_sf_stripe_len(s->ix.logical_size, S, j);
-        uint64_t         base = sp ? j * S : local - local % S;
+        uint64_t         base = sp ? j * S : local - local % S, in = local - base, B = s->ix.block;
         struct sub_copy *c = slen ? copy_find(s, key) : NULL;
-        if (slen && !c && !tagg_notes_get(&s->checked, key)) {
+        const uint64_t  *bc = B && !sp && slen && in < slen && (in || n < slen) ? tagg_sf_blocks_find(s->ix.blk, s->ix.nblk, j)
+                                                                               : NULL;
+        if (bc) { /* format 4, a read of part of the stripe: its blocks, each checked the first time */
+            uint64_t b0 = in / B, b1 = ((in + n < slen ? in + n : slen) - 1) / B;
+            uint64_t need = (b1 - b0 == 63 ? ~UINT64_C(0) : ((UINT64_C(1) << (b1 - b0 + 1)) - 1) << b0);
+            uint64_t unchecked = tagg_notes_get(&s->checked, key) ? tagg_notes_crc(&s->checked, key) : ~UINT64_C(0);
+            if (c && !(need & ~c->mask))
+                f->stats.sf_from_copy++;
+            else if (need & unchecked) { /* from the first block the copy lacks to the last */
+                uint64_t lack = need & ~(c ? c->mask : 0);
+                if (!c && !(c = copy_take(s)))
+                    return -1;
+                if (check_blocks(f, fd, k, j, base, slen, limit, bc, (uint64_t)__builtin_ctzll(lack),
+                                 63 - (uint64_t)__builtin_clzll(lack), c, name) < 0)
+                    return -1;
+            }
+            else
+                c = NULL; /* checked before, no copy: read as is */
+        }
+        else if (slen && (!c || c->mask != ~UINT64_C(0)) &&
+                 (!tagg_notes_get(&s->checked, key) || tagg_notes_crc(&s->checked, key))) {
+            /* the whole stripe, not checked whole yet (a copy of some of its blocks gives its slot) */
             /* directly only when this read wants the whole stripe: a stripe
              * read in part is likely read by other ranks of the node for the
              * rest, and buffered, the page cache serves them after the first
@@ -336,14 +398,15 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
              * 117 against 174 MiB/s, the workflow's HACC 215 against 299;
              * session 38, every checked stripe direct on FUSE, 9 cases x 2
              * runs: +7 to +12 % on three, -4 to -16 % on six) */
-            if (!(c = check_into_copy(f, fd, k, sp, j, base, slen, limit, local == base && n >= slen, name)))
+            if (!(c = check_into_copy(f, fd, k, sp, j, base, slen, limit, local == base && n >= slen, name, c)))
                 return -1;
         }
-        else if (c)
+        else if (c && c->mask == ~UINT64_C(0))
             f->stats.sf_from_copy++;
-        if (c) {
-            uint64_t in = local - base; /* the piece from the verified copy */
-            c->used     = ++s->vclock;
+        else if (!bc)
+            c = NULL; /* checked whole before, no whole copy: read as is */
+        if (c) { /* the piece from the verified copy */
+            c->used = ++s->vclock;
             if (in < slen)
                 memcpy(buf, c->buf + in, (size_t)(n < slen - in ? n : slen - in));
             if (in + n > slen)
@@ -485,12 +548,14 @@ static void recent_forget(sub_t *s, uint64_t key, uint64_t lo, uint64_t hi)
 
 /* Under s->mu: remembers a partial write that landed (the oldest goes when
  * the list is full; a rewrite of it then reads its bytes back). */
-static void recent_add(sub_t *s, uint64_t key, uint64_t at, uint64_t n, uint64_t crc)
+static void recent_add(sub_t *s, uint64_t key, uint64_t at, uint64_t n, uint64_t crc, const uint64_t *pc)
 {
     recent_forget(s, key, at, at + n);
     if (s->nrecent == TAGG_SUB_RECENT)
         memmove(s->recent, s->recent + 1, (TAGG_SUB_RECENT - 1) * sizeof *s->recent), s->nrecent--;
-    s->recent[s->nrecent++] = (struct sub_recent){key, at, n, crc};
+    struct sub_recent *r = &s->recent[s->nrecent++];
+    r->key = key, r->at = at, r->n = n, r->crc = crc;
+    memcpy(r->pc, pc, sizeof r->pc);
 }
 
 /* A new file (s->fresh): the change of the padded CRC form of stripe `key`
@@ -502,19 +567,50 @@ static void recent_add(sub_t *s, uint64_t key, uint64_t at, uint64_t n, uint64_t
  * close re-reads the stripe then, whatever this delta says. The remembered
  * writes that overlap the range are forgotten (the caller remembers this one
  * once it landed). 0 or -1 (pushed). */
+/* Format 4: the changes to the padded forms of the blocks (B bytes each) of a
+ * stripe when its bytes [at, at+n) become buf, replacing `old` (n bytes), or
+ * bytes whose CRC-64 in each block they touch is oldp[0], oldp[1], ... (a
+ * remembered write), or zeros (both NULL). bd: TAGG_SF_BLOCKS words, set;
+ * newp: the CRC-64 of buf's bytes in each block they touch, in order. */
+static void block_deltas(uint64_t B, uint64_t at, uint64_t n, const char *buf, const char *old, const uint64_t *oldp,
+                         uint64_t *bd, uint64_t *newp)
+{
+    memset(bd, 0, TAGG_SF_BLOCKS * sizeof *bd);
+    for (uint64_t p = at, i = 0; p < at + n; i++) {
+        uint64_t b = p / B, e = (b + 1) * B < at + n ? (b + 1) * B : at + n, np = e - p;
+        uint64_t nc = tagg_crc64(0, buf + (p - at), (size_t)np);
+        uint64_t oc = old ? tagg_crc64(0, old + (p - at), (size_t)np) : oldp ? oldp[i] : tagg_crc_zeros(np);
+        bd[b] ^= tagg_crc_delta(oc, nc, p - b * B, np, B);
+        newp[i] = nc;
+        p = e;
+    }
+}
+
+/* Format 4: the block changes of a whole-stripe write (bc: its blocks' CRC-64,
+ * all B bytes long), as a note replaces them. */
+static void full_block_deltas(uint64_t B, const uint64_t *bc, uint64_t *bd)
+{
+    uint64_t z = tagg_crc_zeros(B);
+    for (unsigned b = 0; b < TAGG_SF_BLOCKS; b++)
+        bd[b] = tagg_crc_delta(z, bc[b], 0, B, B);
+}
+
 static int fresh_delta(tagg_file_t *f, int fd, uint64_t key, uint64_t at, uint64_t local, uint64_t n, uint64_t crc,
-                       const char *name, uint64_t *delta)
+                       const char *buf, const char *name, uint64_t *delta, uint64_t *bd, uint64_t *newp)
 {
     sub_t   *s = sub_of(f);
-    uint64_t a = 0, b = 0, before = 0;
+    uint64_t a = 0, b = 0, before = 0, oldp[TAGG_SF_BLOCKS];
+    int      one = 0;
     pthread_mutex_lock(&s->mu);
     int had = tagg_notes_touch(&s->written, key, at, at + n, &a, &b), i = had ? recent_find(s, key, at, n) : -1;
     if (i >= 0)
-        before = s->recent[i].crc, had = 0;
+        before = s->recent[i].crc, had = 0, one = 1, memcpy(oldp, s->recent[i].pc, sizeof oldp);
     else if (!had)
         before = tagg_crc_zeros(n);
     recent_forget(s, key, at, at + n);
     pthread_mutex_unlock(&s->mu);
+    if (bd && !had)
+        block_deltas(s->ix.block, at, n, buf, NULL, one ? oldp : NULL, bd, newp);
     if (had) {
         char *old = calloc(1, (size_t)n);
         if (!old) {
@@ -529,6 +625,8 @@ static int fresh_delta(tagg_file_t *f, int fd, uint64_t key, uint64_t at, uint64
         }
         __atomic_add_fetch(&f->stats.sf_pre_read, b - a, __ATOMIC_RELAXED);
         before = tagg_crc64(0, old, (size_t)n);
+        if (bd)
+            block_deltas(s->ix.block, at, n, buf, old, NULL, bd, newp);
         free(old);
     }
     *delta = tagg_crc_delta(before, crc, at, n, s->ix.stripe);
@@ -545,6 +643,11 @@ int tagg_sub_share_first(tagg_file_t *f)
         return 0;
     struct sub_copy *c  = NULL;
     int              ok = 1, all = 0;
+    /* format 4: its first block only (HDF5's superblock and first headers),
+     * the rest checked block by block where ranks read it */
+    uint64_t        B   = s->ix.block;
+    const uint64_t *bc0 = B && slen > B ? tagg_sf_blocks_find(s->ix.blk, s->ix.nblk, 0) : NULL;
+    uint64_t        len = bc0 ? B : slen, nblk = B ? (slen + B - 1) / B : 0;
     pthread_mutex_lock(&s->mu);
     if (f->rank == 0) {
         /* errors are the business of the read that meets them (the same
@@ -553,7 +656,10 @@ int tagg_sub_share_first(tagg_file_t *f)
         tagg_err_capture(&sink);
         int fd = tagg_sub_fd_of(f, 0, 0);
         uint64_t limit = s->limit ? s->ix.sub[0].size : UINT64_MAX;
-        c  = fd >= 0 ? check_into_copy(f, fd, 0, 0, 0, 0, slen, limit, 1, s->paths[0]) : NULL;
+        if (fd >= 0 && bc0)
+            c = (c = copy_take(s)) && check_blocks(f, fd, 0, 0, 0, slen, limit, bc0, 0, 0, c, s->paths[0]) == 0 ? c : NULL;
+        else
+            c = fd >= 0 ? check_into_copy(f, fd, 0, 0, 0, 0, slen, limit, 1, s->paths[0], NULL) : NULL;
         ok = c != NULL;
         tagg_err_capture(NULL);
     }
@@ -567,10 +673,11 @@ int tagg_sub_share_first(tagg_file_t *f)
         ok = 0;
     int code = tagg_mpi_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
     if (code == MPI_SUCCESS && all)
-        code = tagg_mpi_bcast_bulk(c->buf, (int)slen, MPI_BYTE, 0, f->comm);
+        code = tagg_mpi_bcast_bulk(c->buf, (int)len, MPI_BYTE, 0, f->comm);
     if (code == MPI_SUCCESS && all && f->rank != 0) {
-        if (tagg_notes_put(&s->checked, 0, NOTE_VERIFIED, 0) == 0)
-            c->key = 1, c->used = ++s->vclock;
+        uint64_t unchecked = bc0 ? (nblk == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nblk) - 1) & ~UINT64_C(1) : 0;
+        if (tagg_notes_put(&s->checked, 0, NOTE_VERIFIED, unchecked) == 0)
+            c->key = 1, c->mask = bc0 ? 1 : ~UINT64_C(0), c->used = ++s->vclock;
         f->stats.sf_shared++;
     }
     pthread_mutex_unlock(&s->mu);
@@ -621,9 +728,17 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
      * decoded); in a new file every write brings its change from zeros (or,
      * over bytes this rank wrote before, from those), which close sums when
      * no two ranks' spans overlap; anything else is re-read at close */
-    int      full  = off % S == 0 && n == S, unsure = 0, remember = 0;
-    uint64_t at    = off % S, key = 2 * j + (uint64_t)sp;
-    uint64_t crc   = full || s->fresh ? tagg_crc64(0, buf, (size_t)n) : 0, delta = 0, form = 0;
+    int      full  = off % S == 0 && n == S, unsure = 0, remember = 0, bok = 0;
+    uint64_t at    = off % S, key = 2 * j + (uint64_t)sp, bd[TAGG_SF_BLOCKS], bc[TAGG_SF_BLOCKS] = {0};
+    uint64_t crc = 0, delta = 0, form = 0;
+    int      blocks = s->written.nb && !sp; /* format 4: follow the blocks' changes too */
+    if (full && blocks) { /* the stripe's CRC from its blocks': one pass over the bytes */
+        tagg_sf_block_crcs(buf, S, s->ix.block, bc);
+        crc = tagg_sf_blocks_compose(bc, S, s->ix.block);
+        full_block_deltas(s->ix.block, bc, bd), bok = 1;
+    }
+    else if (full || s->fresh)
+        crc = tagg_crc64(0, buf, (size_t)n);
     char *old = NULL; /* the logical bytes a partial write replaces (read-write open of a closed file) */
     if (!full && s->base_on && !(old = malloc((size_t)n))) {
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (%llu bytes to check a rewrite)", (unsigned long long)n);
@@ -646,9 +761,9 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
             unsure = NOTE_UNSURE; /* the codec may rewrite the slot whole */
     }
     else if (s->fresh) {
-        if (fresh_delta(f, fd, key, at, local, n, crc, name, &delta) < 0)
+        if (fresh_delta(f, fd, key, at, local, n, crc, buf, name, &delta, blocks ? bd : NULL, bc) < 0)
             return -1;
-        remember = 1;
+        remember = 1, bok = blocks; /* bc: its bytes' CRC in each block, for a rewrite of exactly them */
     }
     int zr = sp ? 0 : zwrite(f, fd, j, local, n, buf, crc, &form, name, old); /* compression: 1 done, -1 failed */
     if (zr < 0) {
@@ -666,9 +781,9 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
     pthread_mutex_lock(&s->mu);
     if (s->wend && !sp && !zr && local + n > s->wend[k]) /* the subfile's size as this rank knows it */
         s->wend[k] = local + n;
-    int rc = tagg_notes_write(&s->written, key, full, full ? crc : 0, form, delta, at, at + n, unsure);
+    int rc = tagg_notes_write(&s->written, key, full, full ? crc : 0, form, delta, bok ? bd : NULL, at, at + n, unsure);
     if (remember)
-        recent_add(s, key, at, n, crc);
+        recent_add(s, key, at, n, crc, bc);
     pthread_mutex_unlock(&s->mu);
     if (rc < 0)
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (noting written stripes)");
@@ -705,11 +820,25 @@ static int write_run(tagg_file_t *f, uint64_t off, uint64_t len, char *buf)
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (checksums of %llu stripes)", (unsigned long long)nst);
         return -1;
     }
-    for (uint64_t i = 0; i < nst; i++)
-        crc[i] = tagg_crc64(0, buf + i * S, (size_t)S);
+    uint64_t B = s->written.nb ? s->ix.block : 0, *bd = B ? malloc((size_t)nst * TAGG_SF_BLOCKS * sizeof *bd) : NULL;
+    if (B && !bd) {
+        free(crc);
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory (block checksums of %llu stripes)", (unsigned long long)nst);
+        return -1;
+    }
+    for (uint64_t i = 0; i < nst; i++) {
+        if (B) { /* format 4: the blocks' CRCs, the stripe's composed from them */
+            uint64_t bc[TAGG_SF_BLOCKS];
+            tagg_sf_block_crcs(buf + i * S, S, B, bc);
+            crc[i] = tagg_sf_blocks_compose(bc, S, B);
+            full_block_deltas(B, bc, bd + i * TAGG_SF_BLOCKS);
+        }
+        else
+            crc[i] = tagg_crc64(0, buf + i * S, (size_t)S);
+    }
     if (sub_rw(s, k, fd, 1, local, len, buf, UINT64_MAX, 1) < 0) {
         write_failed(len, local, s->paths[k], off);
-        free(crc);
+        free(crc), free(bd);
         return -1;
     }
     int rc = 0;
@@ -722,13 +851,85 @@ static int write_run(tagg_file_t *f, uint64_t off, uint64_t len, char *buf)
             recent_forget(s, key, 0, S);
             delta = tagg_crc_delta(tagg_crc_zeros(S), crc[i], 0, S, S);
         }
-        if (tagg_notes_write(&s->written, key, 1, crc[i], 0, delta, 0, S, 0) < 0)
+        if (tagg_notes_write(&s->written, key, 1, crc[i], 0, delta, bd ? bd + i * TAGG_SF_BLOCKS : NULL, 0, S, 0) < 0)
             rc = -1;
     }
     pthread_mutex_unlock(&s->mu);
-    free(crc);
+    free(crc), free(bd);
     if (rc < 0)
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (noting written stripes)");
+    return rc;
+}
+
+/* Format 4, a verifying read-only open of a file of one subfile whose raw
+ * stripes all have block checksums (a stripe J at J S in the subfile): a read
+ * across stripes is one request for the blocks it covers, at most two
+ * stripes' worth (the run buffer), each block checked, instead of a request
+ * per stripe one after the other (GlusterFS testbed, h5bench's CONTIG, a
+ * rank's 4 MiB across two stripes: 14 ms in two requests against 8.5 ms for
+ * the shared layout's one). The bytes of such a run at the start of
+ * [off, off + len), or 0 (the range stays in one stripe: a piece). */
+static uint64_t read_run_len(const sub_t *s, uint64_t off, uint64_t len)
+{
+    uint64_t S = s->ix.stripe, B = s->bunit, a = B ? off / B * B : 0, m = len < a + 2 * S - off ? len : a + 2 * S - off;
+    if (!s->verify || !B || s->ix.count != 1 || s->ix.nvr || s->zmay || off + m > s->ix.logical_size)
+        return 0;
+    return off / S != (off + m - 1) / S ? m : 0;
+}
+
+/* Reads such a run: the blocks [a, b) its bytes touch into the run buffer,
+ * each checked against its record (a hole's against zeros), noted as checked,
+ * then the bytes asked copied out. */
+static int read_run(tagg_file_t *f, uint64_t off, uint64_t n, char *buf)
+{
+    sub_t   *s = sub_of(f);
+    uint64_t S = s->ix.stripe, B = s->bunit, L = s->ix.logical_size, a = off / B * B;
+    uint64_t b = (off + n + B - 1) / B * B < L ? (off + n + B - 1) / B * B : L;
+    int      fd = tagg_sub_fd_of(f, 0, off), rc = 0;
+    if (fd < 0)
+        return -1;
+    pthread_mutex_lock(&s->mu);
+    if (!s->runbuf && !(s->runbuf = tagg_buf_get(2 * (size_t)S))) {
+        pthread_mutex_unlock(&s->mu);
+        TAGG_ERR(TAGG_E_NOMEM, "out of memory (a read buffer of %llu bytes)", (unsigned long long)(2 * S));
+        return -1;
+    }
+    if (sub_rw(s, 0, fd, 0, a, b - a, s->runbuf, s->ix.sub[0].size, 1) < 0) {
+        TAGG_ERR(TAGG_E_IO, "read of %llu bytes at offset %llu of '%s' failed: %s", (unsigned long long)(b - a),
+                 (unsigned long long)a, s->paths[0], strerror(errno));
+        rc = -1;
+    }
+    for (uint64_t x = a; rc == 0 && x < b;) { /* stripe by stripe: its blocks in the run */
+        uint64_t j = x / S, slen = tagg_sf_stripe_len(L, S, j), e = (j + 1) * S < b ? (j + 1) * S : b;
+        const tagg_sf_stripe_t *r  = tagg_sf_stripe_find(s->ix.st, s->ix.nst, j);
+        const uint64_t         *bc = r ? tagg_sf_blocks_find(s->ix.blk, s->ix.nblk, j) : NULL;
+        uint64_t                mask = 0, nblk = (slen + B - 1) / B;
+        for (uint64_t y = x; y < e; y += B) {
+            uint64_t bi = (y - j * S) / B, bl = slen - (y - j * S) < B ? slen - (y - j * S) : B, got = 0;
+            const char *p = s->runbuf + (y - a);
+            if (r ? (got = tagg_crc64(0, p, (size_t)bl)) != bc[bi] : !tagg_sf_all_zero(p, (size_t)bl)) {
+                TAGG_ERR(TAGG_E_IO,
+                         "CHECKSUM MISMATCH subfile 0 '%s', stripe %llu, block %llu (its bytes %llu..%llu): crc64 "
+                         "%016llx, the index records %s%016llx (the file was changed or damaged after it was written; "
+                         "see tagg-fuse --check; verify=0 skips the check)",
+                         s->paths[0], (unsigned long long)j, (unsigned long long)bi, (unsigned long long)y,
+                         (unsigned long long)(y + bl - 1), (unsigned long long)(r ? got : tagg_crc64(0, p, (size_t)bl)),
+                         r ? "crc64 " : "a hole (zeros), not ", (unsigned long long)(r ? bc[bi] : 0));
+                rc = -1;
+                break;
+            }
+            mask |= UINT64_C(1) << bi;
+            f->stats.sf_blocks++;
+        }
+        uint64_t all = nblk == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nblk) - 1, key = 2 * j;
+        uint64_t unchecked = tagg_notes_get(&s->checked, key) ? tagg_notes_crc(&s->checked, key) : all;
+        if (rc == 0 && tagg_notes_put(&s->checked, key, NOTE_VERIFIED, unchecked & ~mask) < 0)
+            rc = -1, TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        x = e;
+    }
+    if (rc == 0)
+        memcpy(buf, s->runbuf + (off - a), (size_t)n);
+    pthread_mutex_unlock(&s->mu);
     return rc;
 }
 
@@ -737,9 +938,9 @@ static int sub_io(tagg_file_t *f, uint64_t off, uint64_t len, char *buf, tagg_di
     uint64_t S = sub_of(f)->ix.stripe;
     for (uint64_t done = 0; done < len;) {
         uint64_t at = off + done, n = S - at % S;
-        uint64_t run = dir == TAGG_WRITE ? write_run_len(sub_of(f), at, len - done) : 0;
+        uint64_t run = dir == TAGG_WRITE ? write_run_len(sub_of(f), at, len - done) : read_run_len(sub_of(f), at, len - done);
         if (run) {
-            if (write_run(f, at, run, buf + done) < 0)
+            if ((dir == TAGG_WRITE ? write_run(f, at, run, buf + done) : read_run(f, at, run, buf + done)) < 0)
                 return -1;
             done += run;
             continue;

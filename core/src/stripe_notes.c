@@ -25,6 +25,8 @@ static void copy_slot(notes_t *dst, size_t j, const notes_t *src, size_t i)
     dst->key[j] = src->key[i], dst->crc[j] = src->crc[i], dst->delta[j] = src->delta[i];
     dst->form[j] = src->form[i], dst->state[j] = src->state[i], dst->nspan[j] = src->nspan[i];
     memcpy(dst->span + 2 * NOTE_SPANS * j, src->span + 2 * NOTE_SPANS * i, 2 * NOTE_SPANS * sizeof *dst->span);
+    if (src->nb)
+        memcpy(dst->bd + (size_t)dst->nb * j, src->bd + (size_t)src->nb * i, src->nb * sizeof *dst->bd);
 }
 
 /* The slot holding key's note, or -1 when there is none. */
@@ -39,7 +41,9 @@ static long find(const notes_t *m, uint64_t key)
 static int notes_grow(notes_t *m)
 {
     notes_t g = {0};
+    g.nb      = m->nb;
     g.cap     = m->cap ? 2 * m->cap : 64;
+    g.bd      = g.nb ? malloc(g.cap * g.nb * sizeof *g.bd) : NULL;
     g.key     = calloc(g.cap, sizeof *g.key);
     g.crc     = malloc(g.cap * sizeof *g.crc);
     g.delta   = malloc(g.cap * sizeof *g.delta);
@@ -47,7 +51,7 @@ static int notes_grow(notes_t *m)
     g.state   = malloc(g.cap);
     g.span    = malloc(g.cap * 2 * NOTE_SPANS * sizeof *g.span);
     g.nspan   = malloc(g.cap);
-    if (!g.key || !g.crc || !g.delta || !g.form || !g.state || !g.span || !g.nspan) {
+    if (!g.key || !g.crc || !g.delta || !g.form || !g.state || !g.span || !g.nspan || (g.nb && !g.bd)) {
         tagg_notes_free(&g);
         return -1;
     }
@@ -63,7 +67,8 @@ static int notes_grow(notes_t *m)
 void tagg_notes_free(notes_t *m)
 {
     free(m->key), free(m->crc), free(m->delta), free(m->form), free(m->state), free(m->span), free(m->nspan);
-    m->key = m->crc = m->delta = m->form = m->span = NULL, m->state = m->nspan = NULL, m->cap = m->n = 0;
+    free(m->bd);
+    m->key = m->crc = m->delta = m->form = m->span = m->bd = NULL, m->state = m->nspan = NULL, m->cap = m->n = 0;
 }
 
 /* The slot of key, made when new. */
@@ -72,9 +77,12 @@ static int slot_for(notes_t *m, uint64_t key, size_t *at)
     if ((m->n + 1) * 4 > m->cap * 3 && notes_grow(m) < 0)
         return -1;
     size_t i = notes_slot(m, key);
-    if (!m->key[i])
-        m->key[i] = key + 1, m->n++, m->state[i] = 0, m->crc[i] = 0, m->delta[i] = 0, m->form[i] = 0,
+    if (!m->key[i]) {
+        m->key[i] = key + 1, m->n++, m->state[i] = 0, m->crc[i] = 0, m->delta[i] = 0, m->form[i] = 0;
         m->nspan[i] = 0;
+        if (m->nb)
+            memset(m->bd + (size_t)m->nb * i, 0, m->nb * sizeof *m->bd);
+    }
     *at = i;
     return 0;
 }
@@ -119,12 +127,22 @@ int tagg_notes_put(notes_t *m, uint64_t key, int state, uint64_t crc)
     return 0;
 }
 
-int tagg_notes_write(notes_t *m, uint64_t key, int full, uint64_t crc, uint64_t form, uint64_t delta, uint64_t lo,
-                     uint64_t hi, int flags)
+int tagg_notes_write(notes_t *m, uint64_t key, int full, uint64_t crc, uint64_t form, uint64_t delta,
+                     const uint64_t *bdelta, uint64_t lo, uint64_t hi, int flags)
 {
     size_t i;
     if (slot_for(m, key, &i) < 0)
         return -1;
+    if (m->nb) {
+        uint64_t *bd = m->bd + (size_t)m->nb * i;
+        if (!bdelta)
+            flags |= NOTE_NOBLOCKS;
+        else if (full)
+            memcpy(bd, bdelta, m->nb * sizeof *bd), m->state[i] &= (uint8_t)~NOTE_NOBLOCKS;
+        else
+            for (unsigned b = 0; b < m->nb; b++)
+                bd[b] ^= bdelta[b];
+    }
     m->state[i] = (uint8_t)((m->state[i] & ~7) | (full ? NOTE_FULL | NOTE_HADFULL : NOTE_DIRTY) | flags);
     m->crc[i]   = full ? crc : 0;
     m->form[i]  = full ? form : 0;
@@ -170,6 +188,18 @@ void tagg_notes_cut_within(notes_t *m, uint64_t j, uint64_t at)
     }
 }
 
+const uint64_t *tagg_notes_bdelta(const notes_t *m, uint64_t key)
+{
+    long i = find(m, key);
+    return i < 0 || !m->nb ? NULL : m->bd + (size_t)m->nb * (size_t)i;
+}
+
+uint64_t tagg_notes_crc(const notes_t *m, uint64_t key)
+{
+    long i = find(m, key);
+    return i < 0 ? 0 : m->crc[i];
+}
+
 uint64_t tagg_notes_form(const notes_t *m, uint64_t key)
 {
     long i = find(m, key);
@@ -195,6 +225,7 @@ void tagg_notes_cut(notes_t *m, uint64_t j0)
         return;
     notes_t keep = {0};
     int     ok   = 1;
+    keep.nb      = m->nb;
     for (size_t i = 0; i < m->cap && ok; i++)
         if (m->key[i] && (m->key[i] - 1) / 2 < j0) {
             size_t at;

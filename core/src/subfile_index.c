@@ -1,4 +1,5 @@
 /* The subfile layout's stripe map and index file (format in subfile_index.h). */
+#include "crc_shift.h"
 #include "errmsg.h"
 #include "subfile_index.h"
 #include "sf_path.h"
@@ -168,6 +169,75 @@ int tagg_sf_pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
     return 0;
 }
 
+/* ------------------------------------------------------------ format 4: blocks */
+
+uint64_t tagg_sf_block_size(uint64_t S)
+{
+    return S % ((uint64_t)TAGG_SF_BLOCKS * TAGG_SF_BLOCK_MIN) == 0 ? S / TAGG_SF_BLOCKS : 0;
+}
+
+void tagg_sf_block_crcs(const void *buf, uint64_t len, uint64_t B, uint64_t *out)
+{
+    const char *p = buf;
+    for (uint64_t at = 0, i = 0; at < len; at += B, i++)
+        out[i] = tagg_crc64(0, p + at, (size_t)(len - at < B ? len - at : B));
+}
+
+/* The stripe's padded form (crc_shift.h, to its own length) is the sum of its
+ * blocks' at their places. */
+uint64_t tagg_sf_blocks_compose(const uint64_t *crc, uint64_t len, uint64_t B)
+{
+    uint64_t p = 0;
+    for (uint64_t at = 0, i = 0; at < len; at += B, i++) {
+        uint64_t n = len - at < B ? len - at : B;
+        p ^= tagg_crc_delta(tagg_crc_zeros(n), crc[i], at, n, len);
+    }
+    return tagg_crc_unpad(p, len, len);
+}
+
+int tagg_sf_blocks_append(uint64_t **blk, uint64_t *n, uint64_t j, const uint64_t *crc, unsigned nb)
+{
+    if ((*n & (*n - 1)) == 0) { /* 0, 1, 2, 4, ...: the capacity follows from n, grow */
+        uint64_t *t = realloc(*blk, (size_t)(*n ? 2 * *n : 16) * TAGG_SF_BREC * sizeof **blk);
+        if (!t)
+            return -1;
+        *blk = t;
+    }
+    uint64_t *r = *blk + TAGG_SF_BREC * *n;
+    memset(r, 0, TAGG_SF_BREC * sizeof *r);
+    r[0] = j;
+    memcpy(r + 1, crc, (size_t)(nb < TAGG_SF_BLOCKS ? nb : TAGG_SF_BLOCKS) * sizeof *r);
+    (*n)++;
+    return 0;
+}
+
+const uint64_t *tagg_sf_blocks_find(const uint64_t *blk, uint64_t n, uint64_t j)
+{
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2, mj = blk[TAGG_SF_BREC * mid];
+        if (mj == j)
+            return blk + TAGG_SF_BREC * mid + 1;
+        if (mj < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static int cmp_brec(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void tagg_sf_blocks_sort(uint64_t *blk, uint64_t n)
+{
+    if (n > 1)
+        qsort(blk, (size_t)n, TAGG_SF_BREC * sizeof *blk, cmp_brec);
+}
+
 static int cmp_stripe(const void *a, const void *b)
 {
     uint64_t x = ((const tagg_sf_stripe_t *)a)->j, y = ((const tagg_sf_stripe_t *)b)->j;
@@ -275,6 +345,7 @@ void tagg_sf_index_free(tagg_sf_index_t *idx)
     free(idx->meta.name);
     free(idx->st);
     free(idx->mst);
+    free(idx->blk);
     memset(idx, 0, sizeof *idx);
 }
 
@@ -347,13 +418,16 @@ static void sb_bytes(sbuf_t *b, const void *p, size_t n)
 int tagg_sf_index_format(const tagg_sf_index_t *idx, char **text, size_t *len)
 {
     sbuf_t   b = {0};
-    unsigned v = idx->version == TAGG_SF_VERSION_3 ? TAGG_SF_VERSION_3 : idx->nvr ? TAGG_SF_VERSION_NVR : TAGG_SF_VERSION;
+    int      v3 = idx->version >= TAGG_SF_VERSION_3, v4 = v3 && idx->block && idx->nblk;
+    unsigned v  = v4 ? TAGG_SF_VERSION_4 : v3 ? TAGG_SF_VERSION_3 : idx->nvr ? TAGG_SF_VERSION_NVR : TAGG_SF_VERSION;
     sb_printf(&b,
               TAGG_SF_HEADLINE "\nformat %u\nlayout subfiles\n%sstate %s\nstripe_size %" PRIu64 "\nsubfile_count %" PRIu32
                                "\nlogical_size %" PRIu64 "\nchecksum crc64-xz%s\n",
               v, idx->nvr ? "destination nvr\n" : "", idx->closed ? "closed" : "open", idx->stripe, idx->count,
-              idx->logical_size, v == TAGG_SF_VERSION_3 ? " per-stripe" : "");
-    if (v == TAGG_SF_VERSION_3 && !b.oom) { /* pad to 512, then the HDF5 block */
+              idx->logical_size, v3 ? " per-stripe" : "");
+    if (v4)
+        sb_printf(&b, "block_size %" PRIu64 "\n", idx->block);
+    if (v3 && !b.oom) { /* pad to 512, then the HDF5 block */
         if (b.len + 4 > TAGG_SF_HDF5_AT) {
             free(b.s);
             return -1;
@@ -362,14 +436,14 @@ int tagg_sf_index_format(const tagg_sf_index_t *idx, char **text, size_t *len)
         sb_bytes(&b, TAGG_SF_HDF5_BLOCK, TAGG_SF_HDF5_BLOCK_LEN);
     }
     if (idx->nvr) {
-        if (v == TAGG_SF_VERSION_3)
+        if (v3)
             sb_printf(&b, "metadata %" PRIu64 " %s\n", idx->meta.size, idx->meta.name ? idx->meta.name : "");
         else
             sb_printf(&b, "metadata %" PRIu64 " %016" PRIx64 " %s\n", idx->meta.size, idx->meta.crc,
                       idx->meta.name ? idx->meta.name : "");
     }
     for (uint32_t k = 0; k < idx->count; k++) {
-        if (v == TAGG_SF_VERSION_3)
+        if (v3)
             sb_printf(&b, "subfile %" PRIu32 " %" PRIu64 " %s\n", k, idx->sub[k].size,
                       idx->sub[k].name ? idx->sub[k].name : "");
         else
@@ -378,15 +452,23 @@ int tagg_sf_index_format(const tagg_sf_index_t *idx, char **text, size_t *len)
         if (idx->nvr)
             sb_printf(&b, "node %" PRIu32 " %s\n", k, idx->sub[k].node ? idx->sub[k].node : "");
     }
-    if (v == TAGG_SF_VERSION_3) {
+    if (v3) {
         for (uint64_t i = 0; i < idx->nst; i++) {
             const tagg_sf_stripe_t *r = &idx->st[i];
+            const uint64_t         *bc = v4 && !r->form ? tagg_sf_blocks_find(idx->blk, idx->nblk, r->j) : NULL;
             if (r->form)
                 sb_printf(&b, "s %" PRIu64 " %016" PRIx64 " %s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", r->j, r->crc,
                           tagg_sfz_name(TAGG_SFZ_FORM_ENC(r->form)), (r->j / idx->count) * idx->stripe,
                           TAGG_SFZ_FORM_STORED(r->form), idx->stripe);
             else
                 sb_printf(&b, "s %" PRIu64 " %016" PRIx64 "\n", r->j, r->crc);
+            if (bc) { /* its blocks: the record holds them when they compose to its CRC (close, parse) */
+                uint64_t len = tagg_sf_stripe_len(idx->logical_size, idx->stripe, r->j);
+                sb_printf(&b, "b %" PRIu64, r->j);
+                for (uint64_t at = 0, x = 0; at < len; at += idx->block, x++)
+                    sb_printf(&b, " %016" PRIx64, bc[x]);
+                sb_printf(&b, "\n");
+            }
         }
         for (uint64_t i = 0; idx->nvr && i < idx->nmst; i++)
             sb_printf(&b, "m %" PRIu64 " %016" PRIx64 "\n", idx->mst[i].j, idx->mst[i].crc);
@@ -582,6 +664,48 @@ static int parse_stripe_line(const char *line, size_t l, tagg_sf_index_t *idx, u
     return 0;
 }
 
+/* Format 4 "b J C0 ... Cn-1": right after the raw "s" line of J, one CRC per
+ * block of its len(J) bytes, composing to the stripe's CRC. */
+static int parse_block_line(const char *line, size_t l, tagg_sf_index_t *idx, unsigned no, char *err, size_t errlen)
+{
+    const char *p = line + 2, *e = line + l;
+    uint64_t    j, crc[TAGG_SF_BLOCKS], B = idx->block, nb = 0;
+    if (dec_u64(&p, e, &j) < 0) {
+        tagg_errmsg(err, errlen, "index line %u: bad block line '%.*s'", no, (int)(l < 80 ? l : 80), line);
+        return -1;
+    }
+    const tagg_sf_stripe_t *r   = idx->nst ? &idx->st[idx->nst - 1] : NULL;
+    uint64_t                len = tagg_sf_stripe_len(idx->logical_size, idx->stripe, j);
+    if (!r || r->j != j || r->form || (idx->nblk && idx->blk[TAGG_SF_BREC * (idx->nblk - 1)] == j)) {
+        tagg_errmsg(err, errlen, "index line %u: block line of stripe %" PRIu64 " does not follow its raw 's' line", no, j);
+        return -1;
+    }
+    while (p < e) {
+        if (nb == TAGG_SF_BLOCKS || lit(&p, e, " ") < 0 || hex16(&p, e, &crc[nb]) < 0) {
+            tagg_errmsg(err, errlen, "index line %u: bad block line '%.*s'", no, (int)(l < 80 ? l : 80), line);
+            return -1;
+        }
+        nb++;
+    }
+    if (nb != (len + B - 1) / B) {
+        tagg_errmsg(err, errlen, "index line %u: stripe %" PRIu64 " has %" PRIu64 " block checksums, its %" PRIu64
+                                 " bytes make %" PRIu64 " blocks",
+                    no, j, nb, len, (len + B - 1) / B);
+        return -1;
+    }
+    if (tagg_sf_blocks_compose(crc, len, B) != r->crc) {
+        tagg_errmsg(err, errlen,
+                    "index line %u: the block checksums of stripe %" PRIu64 " do not compose to its checksum %016" PRIx64,
+                    no, j, r->crc);
+        return -1;
+    }
+    if (tagg_sf_blocks_append(&idx->blk, &idx->nblk, j, crc, (unsigned)nb) < 0) {
+        tagg_errmsg(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 int tagg_sf_index_parse(const char *text, size_t len, tagg_sf_index_t *idx, char *err, size_t errlen)
 {
     cursor_t    c = {text, text + len, 0};
@@ -594,9 +718,10 @@ int tagg_sf_index_parse(const char *text, size_t len, tagg_sf_index_t *idx, char
     next_line(&c, &l);
     if (!(line = next_line(&c, &l)) || key_u64(line, l, "format", &v) < 0)
         BAD("index: no 'format' line after the magic");
-    if (v != TAGG_SF_VERSION && v != TAGG_SF_VERSION_NVR && v != TAGG_SF_VERSION_3)
-        BAD("unsupported index format version %" PRIu64 " (this tagg reads versions 1 to 3)", v);
-    int v3 = v == TAGG_SF_VERSION_3;
+    if (v != TAGG_SF_VERSION && v != TAGG_SF_VERSION_NVR && v != TAGG_SF_VERSION_3 && v != TAGG_SF_VERSION_4)
+        BAD("unsupported index format version %" PRIu64 " (this tagg reads versions 1 to 4)", v);
+    int v3 = v >= TAGG_SF_VERSION_3, v4 = v == TAGG_SF_VERSION_4;
+    uint64_t block = 0;
     /* the index checksum: the last line, over every byte before it */
     {
         const char *last;
@@ -636,14 +761,18 @@ int tagg_sf_index_parse(const char *text, size_t len, tagg_sf_index_t *idx, char
         BAD("index: bad or missing 'logical_size'");
     if (!(line = next_line(&c, &l)) || !line_is(line, l, v3 ? "checksum crc64-xz per-stripe" : "checksum crc64-xz"))
         BAD("index: unknown checksum algorithm (expected 'checksum crc64-xz%s')", v3 ? " per-stripe" : "");
+    if (v4 && (!(line = next_line(&c, &l)) || key_u64(line, l, "block_size", &block) < 0 ||
+               block != tagg_sf_block_size(stripe) || !block))
+        BAD("index: format 4 expects 'block_size %" PRIu64 "' after the checksum line (stripe size %" PRIu64 ")",
+            tagg_sf_block_size(stripe), stripe);
     if (v3) { /* the pad line up to byte 511, then the HDF5 block */
         if (!(line = next_line(&c, &l)) || l < 3 || memcmp(line, "pad", 3) || c.p != text + TAGG_SF_HDF5_AT)
-            BAD("index: format 3 expects a 'pad' line ending at byte %d", TAGG_SF_HDF5_AT - 1);
+            BAD("index: format %u expects a 'pad' line ending at byte %d", (unsigned)v, TAGG_SF_HDF5_AT - 1);
         for (size_t i = 3; i < l; i++)
             if (line[i] != ' ')
                 BAD("index line %u: the pad line holds more than spaces", c.line);
         if ((size_t)(c.end - c.p) < TAGG_SF_HDF5_BLOCK_LEN || memcmp(c.p, TAGG_SF_HDF5_BLOCK, TAGG_SF_HDF5_BLOCK_LEN))
-            BAD("index: format 3 expects the HDF5 signature block at byte %d", TAGG_SF_HDF5_AT);
+            BAD("index: format %u expects the HDF5 signature block at byte %d", (unsigned)v, TAGG_SF_HDF5_AT);
         c.p += TAGG_SF_HDF5_BLOCK_LEN;
         c.line += 3; /* the block holds three newlines */
     }
@@ -653,6 +782,7 @@ int tagg_sf_index_parse(const char *text, size_t len, tagg_sf_index_t *idx, char
     idx->logical_size = lsize;
     idx->version      = (unsigned)v;
     idx->nvr          = nvr;
+    idx->block        = block;
     if (nvr) {
         const char *q, *e;
         if (!(line = next_line(&c, &l)))
@@ -694,9 +824,10 @@ int tagg_sf_index_parse(const char *text, size_t len, tagg_sf_index_t *idx, char
         }
     }
     while (v3 && (line = next_line(&c, &l))) {
-        if (l < 2 || line[1] != ' ' || (line[0] != 's' && !(nvr && line[0] == 'm')))
+        if (l < 2 || line[1] != ' ' || (line[0] != 's' && !(nvr && line[0] == 'm') && !(v4 && line[0] == 'b')))
             BAD("index line %u: unexpected text after the subfile lines", c.line);
-        if (parse_stripe_line(line, l, idx, c.line, err, errlen) < 0)
+        if ((line[0] == 'b' ? parse_block_line(line, l, idx, c.line, err, errlen)
+                            : parse_stripe_line(line, l, idx, c.line, err, errlen)) < 0)
             goto fail;
     }
     if (c.p != c.end)

@@ -81,6 +81,19 @@
  * compression refuse any field after CRC, so such a file is never misread by
  * them; metadata-file stripes ("m") are never compressed.
  *
+ * Format 4 (written when at least one stripe carries block checksums; read
+ * as format 3 otherwise): format 3 with a line "block_size B" after the
+ * "checksum" line (B = S / TAGG_SF_BLOCKS, a multiple of 4096) and, after the
+ * "s" line of a raw data stripe J, optionally
+ *   b J C0 C1 ... Cn-1          <- the CRC-64 of each B-byte block of the stripe's
+ *                                  len(J) bytes (n = ceil(len(J) / B), the last one
+ *                                  shorter when len(J) is), which must compose to
+ *                                  the stripe's CRC (crc_shift.h)
+ * so that a read of part of a stripe reads and checks only the blocks it
+ * covers. A stripe without a "b" line (composed from changes that could not
+ * follow its blocks, compressed, node-local) is checked whole as in format 3.
+ * Readers of format 3 refuse format 4 by its version.
+ *
  * CRC-64/XZ: polynomial 0x42F0E1EBA9EA3693 (ECMA-182), reflected, initial value
  * and final xor all ones; crc64("123456789") = 0x995dc9bbdf1939fa. Readers check
  * the magic, then the version (a newer format may checksum differently), then
@@ -96,6 +109,9 @@
 #define TAGG_SF_VERSION 1u     /* subfiles beside the index */
 #define TAGG_SF_VERSION_NVR 2u /* node-local subfiles + metadata file */
 #define TAGG_SF_VERSION_3 3u   /* per-stripe checksums, HDF5 signature at 512 (written now) */
+#define TAGG_SF_VERSION_4 4u   /* format 3 plus block checksums (written when a stripe has them) */
+#define TAGG_SF_BLOCKS 16u     /* blocks per stripe (format 4) */
+#define TAGG_SF_BLOCK_MIN 4096u /* a block is a multiple of this (direct I/O reads whole blocks) */
 #define TAGG_SF_HDF5_AT 512
 #define TAGG_SF_HDF5_BLOCK "\211HDF\r\n\032\n\377tagg-3\n" /* 16 bytes */
 #define TAGG_SF_HDF5_BLOCK_LEN 16
@@ -133,7 +149,12 @@ typedef struct {
     uint64_t          nst;
     tagg_sf_stripe_t *mst; /* format 3, nvr: written metadata-file stripes */
     uint64_t          nmst;
+    uint64_t          block; /* format 4: B, bytes per block; 0: no block checksums */
+    uint64_t         *blk;   /* format 4: nblk records of TAGG_SF_BREC words (stripe j, then the CRC-64 of
+                              * its blocks, ceil(len(j) / B) used), j ascending; data stripes only */
+    uint64_t          nblk;
 } tagg_sf_index_t;
+#define TAGG_SF_BREC (1 + TAGG_SF_BLOCKS)
 
 /* --- stripe map (S > 0, N > 0) */
 /* Subfile and offset in it of logical address off. */
@@ -188,6 +209,21 @@ int tagg_sf_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);
  * message naming the subfile and stripe. */
 int tagg_sf_read_stripe(const char *path, const tagg_sf_index_t *ix, const int *fds, int meta_fd, uint64_t j, char *buf,
                         char *err, size_t errlen);
+
+/* --- format 4: block checksums */
+/* B for a stripe of S bytes: S / TAGG_SF_BLOCKS when that is a multiple of
+ * TAGG_SF_BLOCK_MIN, else 0 (no block checksums: stripes are checked whole). */
+uint64_t tagg_sf_block_size(uint64_t S);
+/* The CRC-64 of each B-byte block of len bytes (ceil(len / B) of them, at most TAGG_SF_BLOCKS). */
+void tagg_sf_block_crcs(const void *buf, uint64_t len, uint64_t B, uint64_t *out);
+/* The CRC-64 of a stripe of len bytes from the CRCs of its B-byte blocks. */
+uint64_t tagg_sf_blocks_compose(const uint64_t *crc, uint64_t len, uint64_t B);
+/* Appends stripe j's block CRCs (ceil(len / B) given; the rest of the record zeros) to *n
+ * records that only this function grows. 0 or -1 (out of memory). */
+int tagg_sf_blocks_append(uint64_t **blk, uint64_t *n, uint64_t j, const uint64_t *crc, unsigned nb);
+/* Stripe j's block CRCs in blk[0..n) (sorted), or NULL (none recorded). */
+const uint64_t *tagg_sf_blocks_find(const uint64_t *blk, uint64_t n, uint64_t j);
+void            tagg_sf_blocks_sort(uint64_t *blk, uint64_t n);
 
 /* --- the index */
 /* Allocates idx->sub for count entries (names NULL); version 3. 0 or -1 (out of memory). */

@@ -315,9 +315,15 @@ static uint64_t direct_units(const tagg_call_in_t *in, const tagg_req_desc_t *q)
   return in->read && u && q->hi > q->lo ? (q->hi - 1) / u - q->lo / u + 1 : 0;
 }
 
+/* ... as requests: the units inside one group (read_group) are one request. */
 static double rank_direct_time(const tagg_call_in_t *in, const tagg_req_desc_t *q) {
   uint64_t n = q->nruns ? q->nruns : 1, units = direct_units(in, q);
-  if (units) return (double)units * tagg_fs_request_time(in->fs, in->tiers, in->read_unit);
+  if (units) {
+    uint64_t g = in->read_group > in->read_unit ? in->read_group : in->read_unit;
+    uint64_t groups = (q->hi - 1) / g - q->lo / g + 1;
+    groups = groups < units ? groups : units;
+    return (double)groups * tagg_fs_request_time(in->fs, in->tiers, units * in->read_unit / groups);
+  }
   return (double)n * tagg_fs_request_time(in->fs, in->tiers, q->bytes / n);
 }
 

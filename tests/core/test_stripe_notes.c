@@ -84,11 +84,11 @@ static void test_notes_write(void **state)
     notes_t  m = {0};
     uint64_t lo, hi;
     for (uint64_t k = 0; k < 3000; k++) {
-        assert_int_equal(tagg_notes_write(&m, k, 0, 0, 0, k * 3, 100, 200, 0), 0);
-        assert_int_equal(tagg_notes_write(&m, k, 0, 0, 0, k * 5, 50, 60, 0), 0);
+        assert_int_equal(tagg_notes_write(&m, k, 0, 0, 0, k * 3, NULL, 100, 200, 0), 0);
+        assert_int_equal(tagg_notes_write(&m, k, 0, 0, 0, k * 5, NULL, 50, 60, 0), 0);
     }
-    assert_int_equal(tagg_notes_write(&m, 8, 1, 99, 0, 7, 0, 4096, 0), 0);
-    assert_int_equal(tagg_notes_write(&m, 8, 0, 0, 0, 1, 10, 20, 0), 0);
+    assert_int_equal(tagg_notes_write(&m, 8, 1, 99, 0, 7, NULL, 0, 4096, 0), 0);
+    assert_int_equal(tagg_notes_write(&m, 8, 0, 0, 0, 1, NULL, 10, 20, 0), 0);
     assert_int_equal(tagg_notes_get(&m, 8), NOTE_DIRTY | NOTE_HADFULL);
     assert_int_equal(tagg_notes_get(&m, 9), NOTE_DIRTY);
     assert_true(tagg_notes_delta(&m, 9) == ((9 * 3) ^ (9 * 5)));
@@ -110,7 +110,7 @@ static void test_notes_write(void **state)
     assert_int_equal(NOTE_KIND(tagg_notes_get(&m, 9)), NOTE_SUSPECT);
     assert_true(tagg_notes_delta(&m, 9) == ((9 * 3) ^ (9 * 5)));
     /* a cut at byte 200 of stripe 3 (keys 6, 7): a span past it makes the note unsure, one up to it does not */
-    assert_int_equal(tagg_notes_write(&m, 7, 0, 0, 0, 0, 300, 400, 0), 0);
+    assert_int_equal(tagg_notes_write(&m, 7, 0, 0, 0, 0, NULL, 300, 400, 0), 0);
     tagg_notes_cut_within(&m, 3, 200);
     assert_false(tagg_notes_get(&m, 6) & NOTE_UNSURE);
     assert_true(tagg_notes_get(&m, 7) & NOTE_UNSURE);
@@ -135,26 +135,26 @@ static void test_notes_spans(void **state)
     (void)state;
     notes_t  m = {0};
     uint64_t v[2 * NOTE_SPANS];
-    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, 100, 110, 0), 0);
-    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, 110, 120, 0), 0); /* touches: one span */
+    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, NULL, 100, 110, 0), 0);
+    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, NULL, 110, 120, 0), 0); /* touches: one span */
     assert_int_equal(tagg_notes_spans(&m, 1, v), 1);
     assert_true(v[0] == 100 && v[1] == 120);
-    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, 10, 20, 0), 0);
-    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, 300, 310, 0), 0);
-    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, 200, 205, 0), 0);
+    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, NULL, 10, 20, 0), 0);
+    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, NULL, 300, 310, 0), 0);
+    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, NULL, 200, 205, 0), 0);
     assert_int_equal(tagg_notes_spans(&m, 1, v), 4);
     assert_true(v[0] == 10 && v[2] == 100 && v[4] == 200 && v[6] == 300);
-    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, 400, 401, 0), 0); /* gaps 80, 80, 95, 90: [10,20) joins [100,120) */
+    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, NULL, 400, 401, 0), 0); /* gaps 80, 80, 95, 90: [10,20) joins [100,120) */
     assert_int_equal(tagg_notes_spans(&m, 1, v), 4);
     assert_true(v[0] == 10 && v[1] == 120 && v[2] == 200 && v[3] == 205 && v[6] == 400 && v[7] == 401);
-    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, 150, 350, 0), 0); /* swallows two */
+    assert_int_equal(tagg_notes_write(&m, 1, 0, 0, 0, 0, NULL, 150, 350, 0), 0); /* swallows two */
     assert_int_equal(tagg_notes_spans(&m, 1, v), 3);
     assert_true(v[0] == 10 && v[1] == 120 && v[2] == 150 && v[3] == 350 && v[4] == 400);
     uint64_t seed = 7;
     for (int t = 0; t < 2000; t++) { /* random writes: the spans stay sorted, disjoint, covering */
         uint64_t a = seed % 5000, n = 1 + (seed >> 20) % 300;
         seed       = seed * UINT64_C(6364136223846793005) + 1;
-        assert_int_equal(tagg_notes_write(&m, 2, 0, 0, 0, 0, a, a + n, 0), 0);
+        assert_int_equal(tagg_notes_write(&m, 2, 0, 0, 0, 0, NULL, a, a + n, 0), 0);
         int c = tagg_notes_spans(&m, 2, v), hit = 0;
         assert_true(c >= 1 && c <= NOTE_SPANS);
         for (int k = 0; k < c; k++) {
@@ -206,7 +206,7 @@ static void test_notes_compose(void **state)
             uint64_t cn = tagg_crc64(0, data, n);
             uint64_t d  = full ? tagg_crc_delta(tagg_crc_zeros(n), cn, 0, n, S)
                                : tagg_crc_delta(tagg_crc64(0, before, n), cn, a, n, S);
-            assert_int_equal(tagg_notes_write(&m[r], 0, full, full ? cn : 0, 0, d, a, a + n, 0), 0);
+            assert_int_equal(tagg_notes_write(&m[r], 0, full, full ? cn : 0, 0, d, NULL, a, a + n, 0), 0);
         }
         uint64_t dx = 0;
         for (uint64_t r = 0; r < writers; r++)

@@ -190,6 +190,10 @@ static void assert_same(const tagg_sf_index_t *a, const tagg_sf_index_t *b)
     assert_int_equal(a->nst, b->nst);
     for (uint64_t i = 0; i < a->nst; i++)
         assert_true(a->st[i].j == b->st[i].j && a->st[i].crc == b->st[i].crc);
+    assert_int_equal(a->block, b->block);
+    assert_int_equal(a->nblk, b->nblk);
+    for (uint64_t i = 0; i < a->nblk * TAGG_SF_BREC; i++)
+        assert_true(a->blk[i] == b->blk[i]);
 }
 
 static void test_round_trip(void **state)
@@ -622,8 +626,8 @@ static void test_rejects(void **state)
     *strstr(t, "format 3") = 'F';
     expect_reject(t, "no 'format' line");
     strcpy(t, text);
-    strstr(t, "format 3")[7] = '4';
-    expect_reject(t, "unsupported index format version 4");
+    strstr(t, "format 3")[7] = '5';
+    expect_reject(t, "unsupported index format version 5");
 
     strcpy(t, text);
     strstr(t, "stripe_size 4096")[12] = '8'; /* any change of the body */
@@ -806,6 +810,129 @@ static void test_stripes(void **state)
     assert_non_null(strstr(err, "impossible extent"));
     free(text);
     tagg_sf_index_free(&ix);
+}
+
+/* Format 4: block checksums compose to the stripe's, go through the index
+ * (format 4 only when a stripe has them), and every inconsistency is refused. */
+static void test_blocks(void **state)
+{
+    (void)state;
+    assert_int_equal(tagg_sf_block_size(4 << 20), 256 << 10);
+    assert_int_equal(tagg_sf_block_size(65536), 4096);
+    assert_int_equal(tagg_sf_block_size(32768), 0); /* blocks under 4 KiB: none */
+    assert_int_equal(tagg_sf_block_size(65536 + 4096), 0);
+    const uint64_t S = 65536, B = 4096, L = 5 * S + 5000;
+    char          *data = malloc(S);
+    uint64_t       bc[2][TAGG_SF_BLOCKS];
+    for (uint64_t i = 0; i < S; i++)
+        data[i] = (char)(i * 2654435761u >> 13);
+    /* a whole stripe (16 blocks) and the partial last one (4096 + 904 bytes) */
+    tagg_sf_block_crcs(data, S, B, bc[0]);
+    tagg_sf_block_crcs(data, 5000, B, bc[1]);
+    assert_true(bc[1][0] == bc[0][0] && bc[1][1] == tagg_crc64(0, data + 4096, 904));
+    assert_true(tagg_sf_blocks_compose(bc[0], S, B) == tagg_crc64(0, data, S));
+    assert_true(tagg_sf_blocks_compose(bc[1], 5000, B) == tagg_crc64(0, data, 5000));
+    bc[0][7] ^= 1;
+    assert_true(tagg_sf_blocks_compose(bc[0], S, B) != tagg_crc64(0, data, S));
+    bc[0][7] ^= 1;
+
+    tagg_sf_index_t ix, back;
+    char           *text, err[512];
+    size_t          len;
+    assert_int_equal(tagg_sf_index_init(&ix, S, 2), 0);
+    ix.closed = 1, ix.logical_size = L;
+    for (uint32_t k = 0; k < 2; k++)
+        ix.sub[k].name = tagg_sf_default_name("/d/f.h5", k, 2), ix.sub[k].size = tagg_sf_subfile_size(L, S, 2, k);
+    /* stripes 1 (blocks), 2 (none: checked whole), 5 (blocks, partial) */
+    assert_int_equal(tagg_sf_stripe_append(&ix.st, &ix.nst, 1, tagg_crc64(0, data, S)), 0);
+    assert_int_equal(tagg_sf_stripe_append(&ix.st, &ix.nst, 2, 77), 0);
+    assert_int_equal(tagg_sf_stripe_append(&ix.st, &ix.nst, 5, tagg_crc64(0, data, 5000)), 0);
+    assert_int_equal(tagg_sf_index_format(&ix, &text, &len), 0); /* no block record: format 3 */
+    assert_non_null(strstr(text, "\nformat 3\n"));
+    assert_null(strstr(text, "block_size"));
+    free(text);
+    ix.block = B;
+    assert_int_equal(tagg_sf_blocks_append(&ix.blk, &ix.nblk, 5, bc[1], 2), 0);
+    assert_int_equal(tagg_sf_blocks_append(&ix.blk, &ix.nblk, 1, bc[0], TAGG_SF_BLOCKS), 0);
+    tagg_sf_blocks_sort(ix.blk, ix.nblk);
+    assert_true(tagg_sf_blocks_find(ix.blk, ix.nblk, 1)[15] == bc[0][15]);
+    assert_true(tagg_sf_blocks_find(ix.blk, ix.nblk, 5)[1] == bc[1][1]);
+    assert_null(tagg_sf_blocks_find(ix.blk, ix.nblk, 2));
+    assert_int_equal(tagg_sf_index_format(&ix, &text, &len), 0);
+    assert_non_null(strstr(text, "\nformat 4\n"));
+    assert_non_null(strstr(text, "\nchecksum crc64-xz per-stripe\nblock_size 4096\npad"));
+    assert_int_equal(memcmp(text + TAGG_SF_HDF5_AT, TAGG_SF_HDF5_BLOCK, TAGG_SF_HDF5_BLOCK_LEN), 0);
+    char line[64];
+    snprintf(line, sizeof line, "\nb 5 %016llx %016llx\n", (unsigned long long)bc[1][0], (unsigned long long)bc[1][1]);
+    assert_non_null(strstr(text, line));
+    assert_int_equal(tagg_sf_index_parse(text, len, &back, err, sizeof err), 0);
+    ix.version = TAGG_SF_VERSION_4;
+    assert_same(&ix, &back);
+    tagg_sf_index_free(&back);
+    /* what a reader refuses (each re-checksummed: only the field is wrong) */
+    char s1[48], s5[48], b1first[40], b5line[64];
+    snprintf(s1, sizeof s1, "\ns 1 %016llx", (unsigned long long)tagg_crc64(0, data, S));
+    snprintf(s5, sizeof s5, "\ns 5 %016llx", (unsigned long long)tagg_crc64(0, data, 5000));
+    snprintf(b1first, sizeof b1first, "\nb 1 %016llx", (unsigned long long)bc[0][0]);
+    snprintf(b5line, sizeof b5line, "%.*s", (int)strlen(line) - 1, line); /* without its newline */
+    char b1line[512] = "\nb 1";
+    for (unsigned i = 0; i < TAGG_SF_BLOCKS; i++)
+        snprintf(b1line + strlen(b1line), sizeof b1line - strlen(b1line), " %016llx", (unsigned long long)bc[0][i]);
+    assert_non_null(strstr(text, b1line));
+    static const struct {
+        int         after; /* 0 b1line, 1 b5line, 2 s 2, 3 b1first, 4 s5 (its b line removed), 5 s1 */
+        const char *suffix, *msg;
+    } bad[] = {
+        {0, " 0000000000000000", "bad block line"},                        /* a 17th block */
+        {1, "\nb 5 0000000000000001 0000000000000002", "does not follow"}, /* a second line for 5 */
+        {2, "\nb 3 0000000000000001", "does not follow"},                  /* not after its own s line */
+        {3, "1", "bad block line"},                                        /* a 17th hex digit */
+        {4, "\nb 5 0000000000000001", "block checksums, its 5000 bytes make 2 blocks"},
+        {5, "\nb 5 0000000000000001 0000000000000002", "does not follow"}, /* after the s line of 1 */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *after[] = {b1line, b5line, "\ns 2 000000000000004d", b1first, s5, s1};
+        int         rc;
+        if (bad[i].after == 4) { /* the b line of 5 removed first */
+            char  *t2 = strdup(text), *bl = strstr(t2, line);
+            size_t ll = strlen(line) - 1;
+            memmove(bl, bl + ll, strlen(bl + ll) + 1);
+            rc = parse_with(t2, len - ll, after[4], bad[i].suffix, &back, err);
+            free(t2);
+        }
+        else
+            rc = parse_with(text, len, after[bad[i].after], bad[i].suffix, &back, err);
+        if (rc == 0)
+            fail_msg("accepted bad block line %zu", i);
+        if (!strstr(err, bad[i].msg))
+            fail_msg("bad block line %zu: '%s' lacks '%s'", i, err, bad[i].msg);
+    }
+    /* blocks that do not compose to the stripe's checksum */
+    {
+        char wrong[40];
+        snprintf(wrong, sizeof wrong, "\nb 1 %016llx", (unsigned long long)(bc[0][0] ^ 4));
+        char  *t2 = strdup(text), *at = strstr(t2, b1first);
+        memcpy(at, wrong, strlen(wrong));
+        assert_int_equal(parse_with(t2, len, "\nformat 4", "", &back, err), -1);
+        assert_non_null(strstr(err, "do not compose to its checksum"));
+        free(t2);
+    }
+    /* a block line in format 3, and a format 4 index without its block size */
+    {
+        char *t2 = strdup(text);
+        memcpy(strstr(t2, "format 4"), "format 3", 8);
+        assert_int_equal(parse_with(t2, len, "\nformat 3", "", &back, err), -1);
+        assert_non_null(strstr(err, "format 3 expects a 'pad' line")); /* the block_size line is not one */
+        free(t2);
+        t2 = strdup(text);
+        memcpy(strstr(t2, "block_size 4096"), "block_size 8192", 15);
+        assert_int_equal(parse_with(t2, len, "\nformat 4", "", &back, err), -1);
+        assert_non_null(strstr(err, "format 4 expects 'block_size 4096'"));
+        free(t2);
+    }
+    free(text);
+    tagg_sf_index_free(&ix);
+    free(data);
 }
 
 /* Large stripes are probed first: noise is stored raw without compressing the
@@ -1041,6 +1168,7 @@ int main(void)
         cmocka_unit_test(test_format2),
         cmocka_unit_test(test_path_rule),
         cmocka_unit_test(test_stripes),
+        cmocka_unit_test(test_blocks),
         cmocka_unit_test(test_safe_open),
         cmocka_unit_test(test_stripe_codec),
         cmocka_unit_test(test_stripe_probe),

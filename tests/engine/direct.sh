@@ -8,8 +8,8 @@
 # requests as cheap as large ones turns the strided case direct, and one where
 # only reads are cheap (its 'read_request' lines) makes the same pattern
 # aggregate its writes and read directly; the subfile layout's reads, which
-# read each stripe a rank touches whole to check it, aggregate where the ranks
-# share stripes. Every run reads
+# check each block (or, without block checksums, each stripe) a rank touches
+# whole, aggregate where the ranks share stripes without blocks. Every run reads
 # back what it wrote (tagg-bench verifies byte for byte). Environment: MPIEXEC NPFLAG PREFLAGS BENCH PLUGIN_DIR.
 set -u
 work=$1; mkdir -p "$work"; cd "$work" || exit 1
@@ -56,11 +56,15 @@ run "S3D blocks (strided rows): aggregated (model)" nonzero "" --kernel s3d --gr
 run "S3D blocks with aggregate=never: direct" zero "aggregate=never" --kernel s3d --grid 8 8 8
 run "S3D blocks, target with no request latency (tier file): direct (model)" zero "tiers=$work/cheap.tiers" --kernel s3d --grid 8 8 8
 run "S3D blocks, reads cheap and writes not (read_request lines): writes aggregated, reads direct" writes "tiers=$work/cheapreads.tiers" --kernel s3d --grid 8 8 8
-# The subfile layout reads a stripe whole the first time a rank reads it, to
-# check it against the index (verify=1): four ranks reading their 0..100 KiB of
-# one stripe would read it four times, one aggregator reads it once; with
+# The subfile layout checks what a rank reads against the index (verify=1): by
+# the block (format 4, a sixteenth of the stripe: 256 KiB of the default 4 MiB),
+# so four ranks reading their 0..100 KiB read a block or two each, directly;
+# where the stripe has no block checksums (a stripe size whose sixteenth is not
+# a multiple of 4 KiB) a stripe is read whole the first time a rank reads it:
+# four ranks would read it four times, one aggregator reads it once; with
 # verify=0 the reads read what they ask, as in the shared layout.
-run "random 0..100 KiB per rank, subfiles: writes direct, reads aggregated (stripes read whole)" reads "layout=subfiles" --kernel array1d --dist random --size 100K
+run "random 0..100 KiB per rank, subfiles (256 KiB blocks): direct (model)" zero "layout=subfiles" --kernel array1d --dist random --size 100K
+run "random 0..100 KiB per rank, subfiles without blocks (stripe_size=4100K): writes direct, reads aggregated (stripes read whole)" reads "layout=subfiles;stripe_size=4100K" --kernel array1d --dist random --size 100K
 run "random 0..100 KiB per rank, subfiles, verify=0: direct (model)" zero "layout=subfiles;verify=0" --kernel array1d --dist random --size 100K
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

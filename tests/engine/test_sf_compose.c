@@ -34,6 +34,7 @@
 #include "error.h"
 #include "io.h"
 #include "mpi_check.h"
+#include "subfile_index.h"
 
 #include <fcntl.h>
 #include <mpi.h>
@@ -43,8 +44,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define S 4096
 #define NSTRIPES 12
+
+static uint64_t S = 4096; /* the stripe size of the cases; 64 KiB: 4 KiB blocks (format 4) */
 
 static unsigned char *image;
 static uint64_t       image_size;
@@ -213,6 +215,55 @@ static void pieces_case(const char *dir, const char *path)
     check(!bad && rc == 0 && m1 == m0 && r1 - r0 == m, what);
 }
 
+/* Format 4 (S = 64 KiB, 4 KiB blocks): a read-only open whose ranks read
+ * two blocks (bytes [S/4, S/4 + S/8)) of every stripe after the first checks
+ * those blocks only (sf_blocks; of stripe 0 the open shares block 0 alone,
+ * checked by rank 0: one block more, no stripe checked whole, sf_verified =
+ * 0), reads them again from its copy, and a byte changed in block 9 of
+ * stripe 3 fails the read of that block alone, naming it. */
+static void blocks_case(const char *dir, const char *path)
+{
+    char     sum[1100], cfgtext[1400], what[600];
+    uint64_t nst = image_size / S + (image_size % S != 0), at = S / 4, n = S / 8, read = 0;
+    int      bad = 0;
+    snprintf(sum, sizeof sum, "%s/sf_compose_blocks.summary", dir);
+    with_summary(cfgtext, sizeof cfgtext, "layout=subfiles", sum);
+    tagg_config_t cfg;
+    tagg_file_t  *f = open_file(path, cfgtext, 0, &cfg);
+    for (uint64_t j = 1; j < nst; j++)
+        if ((j + 1) * S <= image_size) /* whole stripes */
+            for (int twice = 0; twice < 2; twice++)
+                bad |= read_piece(f, j * S + at, n) != 1, read += !twice;
+    MPI_Barrier(MPI_COMM_WORLD);
+    flip(path, 1, S + 9 * (S / 16) + 5); /* stripe 3 = subfile 1, slot 1: its block 9 */
+    int again = read_piece(f, 3 * S + at, n);   /* blocks 4 and 5: from the copy, right */
+    H5Eclear2(H5E_DEFAULT);
+    tagg_err_sink_t sink; /* the message names the stripe and block */
+    memset(&sink, 0, sizeof sink);
+    tagg_err_capture(&sink);
+    int hit = read_piece(f, 3 * S + 9 * (S / 16), 100); /* block 9: checked now, fails */
+    tagg_err_capture(NULL);
+    H5Eclear2(H5E_DEFAULT);
+    int named = strstr(sink.msg, "CHECKSUM MISMATCH") && strstr(sink.msg, "stripe 3, block 9 ");
+    int rc = tagg_file_close(f);
+    tagg_config_clear(&cfg);
+    flip(path, 1, S + 9 * (S / 16) + 5);
+    snprintf(what, sizeof what,
+             "blocks: the two blocks of %llu stripes read right, again right after a byte of another block changed (%d), "
+             "the read of that block fails (%d) naming it ('%.200s')",
+             (unsigned long long)read, again, hit, sink.msg);
+    check(!bad && again == 1 && hit == -1 && named && rc == 0, what);
+    long v[3] = {-1, -1, -1};
+    if (rank == 0)
+        v[0] = summary_field(sum, "sf_verified="), v[1] = summary_field(sum, "sf_blocks="), v[2] = summary_field(sum, "sf_from_copy="),
+        unlink(sum);
+    MPI_Bcast(v, 3, MPI_LONG, 0, MPI_COMM_WORLD);
+    uint64_t want_b = 2 * read * (uint64_t)nranks + 1, want_c = (read + 1) * (uint64_t)nranks;
+    snprintf(what, sizeof what, "blocks: sf_verified=%ld sf_blocks=%ld sf_from_copy=%ld (want 0, %llu and %llu)", v[0], v[1],
+             v[2], (unsigned long long)want_b, (unsigned long long)want_c);
+    check(v[0] == 0 && v[1] == (long)want_b && v[2] == (long)want_c, what);
+}
+
 /* Flips one byte of subfile k at local offset at (rank 0), back when undo. */
 static void flip(const char *path, int k, uint64_t at)
 {
@@ -240,7 +291,9 @@ static void one_case(const char *dir, const char *name, int blocks, int overlap,
     char path[1024], sum[1100], cfgtext[1400], what[600];
     snprintf(path, sizeof path, "%s/sf_compose_%s.h5", dir, name);
     snprintf(sum, sizeof sum, "%s/sf_compose_%s.summary", dir, name);
-    with_summary(cfgtext, sizeof cfgtext, "layout=subfiles;stripe_size=4K;subfiles=2;write_behind=0", sum);
+    char base[128];
+    snprintf(base, sizeof base, "layout=subfiles;stripe_size=%llu;subfiles=2;write_behind=0", (unsigned long long)S);
+    with_summary(cfgtext, sizeof cfgtext, base, sum);
     free(image);
     image = NULL, image_size = 0;
     uint64_t      g = 99 + (uint64_t)blocks;
@@ -288,13 +341,28 @@ static void one_case(const char *dir, const char *name, int blocks, int overlap,
     check(want_reread ? v[1] >= 1 && v[0] >= 0 : v[1] == 0 && v[0] == (long)(image_size / S + (image_size % S != 0)),
           what);
 
+    if (S >= 65536) { /* format 4: every stripe's blocks recorded (composed, whole, or read back) */
+        tagg_sf_index_t ix;
+        char            err[512] = "";
+        uint64_t        without  = UINT64_MAX;
+        int             ok       = tagg_sf_index_read(path, &ix, err, sizeof err) == 0;
+        for (uint64_t i = 0; ok && i < ix.nst && without == UINT64_MAX; i++)
+            if (!tagg_sf_blocks_find(ix.blk, ix.nblk, ix.st[i].j))
+                without = ix.st[i].j;
+        snprintf(what, sizeof what, "%s: the index is format 4 with block checksums for all %llu stripes (%s; first without: %lld)",
+                 name, ok ? (unsigned long long)ix.nst : 0ULL, ok ? "read" : err,
+                 without == UINT64_MAX ? -1LL : (long long)without);
+        check(ok && ix.version == TAGG_SF_VERSION_4 && ix.block == S / 16 && ix.nst > 0 && without == UINT64_MAX, what);
+        if (ok)
+            tagg_sf_index_free(&ix);
+    }
     int equal = 0;
     rc        = read_all(path, "layout=subfiles", &equal);
     snprintf(what, sizeof what, "%s: a verifying read-only open reads back the image byte for byte (%llu bytes)", name,
              (unsigned long long)image_size);
     check(rc == 0 && equal, what);
     if (!strcmp(name, "apart"))
-        pieces_case(dir, path);
+        S >= 65536 ? blocks_case(dir, path) : pieces_case(dir, path);
     /* stripe 3 lives in subfile 1 at local offset S (3 / 2 = 1): one flipped byte must fail the read */
     flip(path, 1, S + 17);
     rc = read_all(path, "layout=subfiles", &equal);
@@ -323,6 +391,12 @@ int main(int argc, char **argv)
         return 2;
     }
     /* blocks per stripe: 2 * nranks + 1 gives each rank 2-3 pieces (kept apart); 4 * NOTE_SPANS * nranks more than a note keeps */
+    one_case(argv[1], "apart", 2 * nranks + 1, 0, 0, 0, 0, 1);
+    one_case(argv[1], "exact", 2 * nranks + 1, 0, 0, 1, 0, 0);
+    one_case(argv[1], "overlap", 2 * nranks + 1, 1, 0, 0, 1, 1);
+    one_case(argv[1], "cut", 2 * nranks + 1, 0, 1, 0, 1, 1);
+    one_case(argv[1], "fine", 64, 0, 0, 0, 1, -1);
+    S = 65536; /* format 4: the same cases with block checksums */
     one_case(argv[1], "apart", 2 * nranks + 1, 0, 0, 0, 0, 1);
     one_case(argv[1], "exact", 2 * nranks + 1, 0, 0, 1, 0, 0);
     one_case(argv[1], "overlap", 2 * nranks + 1, 1, 0, 0, 1, 1);

@@ -816,6 +816,23 @@ static void test_read_unit(void **state) {
   assert_int_equal(w0.action, w1.action);
   assert_true(w0.cost_direct == w1.cost_direct && w0.cost_aggr == w1.cost_aggr);
   tagg_call_plan_free(&w0), tagg_call_plan_free(&w1);
+  /* read in blocks of the stripe (format 4: read_unit 256 KiB, read_group the
+   * 4 MiB stripe): the 8 ranks' 512 KiB of one stripe are two blocks each,
+   * direct as asked; a rank's 4 MiB across two stripes is 17 blocks in two
+   * requests, one per stripe, not 17 */
+  fx.in.read = 1, fx.in.read_unit = 256 * KiB, fx.in.read_group = 4 * MiB;
+  tagg_call_plan_t blk = plan_ok(&fx);
+  assert_int_equal(blk.action, TAGG_CALL_DIRECT);
+  assert_true(blk.cost_direct == asked.cost_direct);
+  tagg_call_plan_free(&blk);
+  for (int r = 0; r < 8; r++) row(&fx, r, (uint64_t)r * 4 * MiB + 100 * KiB, 1, 4 * MiB, 0);
+  tagg_call_plan_t two = plan_ok(&fx);
+  double want = 2 * tagg_fs_request_time(NULL, &fx.tiers, 17 * 256 * KiB / 2);
+  assert_true(two.cost_direct >= want * (1 - 1e-12));
+  fx.in.read_group = 0; /* each block its own request: dearer */
+  tagg_call_plan_t each = plan_ok(&fx);
+  assert_true(each.cost_direct > two.cost_direct);
+  tagg_call_plan_free(&two), tagg_call_plan_free(&each);
   fx_free(&fx);
 }
 

@@ -119,6 +119,9 @@ typedef struct tagg_call_in {
                                       subfile layout checks a stripe against its recorded checksum): direct
                                       reads are priced as those whole units, which ranks sharing a unit each
                                       read again, and an aggregator reads once; 0: as the runs asked */
+  uint64_t read_group;             /* reads with read_unit: the units a rank's range touches inside one group of
+                                      this size (a multiple of read_unit) are one request (the subfile layout
+                                      reads a stripe's checked blocks together); 0: each unit one request */
   tagg_aggregate_t mode;
   const tagg_fs_perf_t *fs;        /* NULL: the tiers' target */
   double sync_cost;                /* seconds per synchronisation (0: 20 x the MPI latency) */

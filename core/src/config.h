@@ -207,10 +207,11 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "system beside the index (metadata merged in) and the file becomes an ordinary subfiled file; the "   \
       "node-local copies are then removed. none = they stay for the job (`tagg-fuse --drain` later)")       \
     X(verify, BOOL, int, NULL, "1", 0, 1, NULL,                                                          \
-      "layout=subfiles: a read-only open checks each stripe against its CRC-64 in the index the first "    \
-      "time a rank reads it (the whole stored stripe is read for that; stripe 0 is read and checked once, " \
-      "by rank 0 at open, and broadcast); a mismatch is an error naming the "                                \
-      "subfile and stripe. A read-write open checks rewritten and read stripes against the index at close, " \
+      "layout=subfiles: a read-only open checks what a rank reads against the CRC-64s in the index the "  \
+      "first time it reads it: the blocks it covers (a sixteenth of the stripe, when the index records "    \
+      "block checksums: format 4, stripe sizes that are multiples of 64 KiB) or else the whole stored "     \
+      "stripe (stripe 0's first block, or the stripe, is read and checked once, by rank 0 at open, and "    \
+      "broadcast); a mismatch is an error naming the subfile, stripe and block. A read-write open checks rewritten and read stripes against the index at close, " \
       "and fails it on damage. 0 = no check: no CRC is compared, for compressed stripes neither (a "      \
       "malformed compressed block, whose header or codec data does not decode to a stripe, still fails "  \
       "the read); a read-write open still probes compressed slots by their header and checks the "        \

@@ -128,6 +128,40 @@ static void test_notes_write(void **state)
     tagg_notes_free(&m);
 }
 
+/* Block deltas (format 4, nb > 0): partial writes add theirs, a whole write
+ * replaces them and clears NOTE_NOBLOCKS, a write without them sets it; they
+ * survive the table's growth and a cut below them. */
+static void test_notes_blocks(void **state)
+{
+    (void)state;
+    notes_t  m = {0};
+    uint64_t a[4] = {1, 2, 4, 8}, b[4] = {16, 0, 32, 0}, w[4] = {100, 200, 300, 400};
+    m.nb = 4;
+    assert_null(tagg_notes_bdelta(&m, 3));
+    assert_int_equal(tagg_notes_write(&m, 3, 0, 0, 0, 0, a, 0, 10, 0), 0);
+    assert_int_equal(tagg_notes_write(&m, 3, 0, 0, 0, 0, b, 20, 30, 0), 0);
+    const uint64_t *d = tagg_notes_bdelta(&m, 3);
+    assert_true(d[0] == (1 ^ 16) && d[1] == 2 && d[2] == (4 ^ 32) && d[3] == 8);
+    assert_false(tagg_notes_get(&m, 3) & NOTE_NOBLOCKS);
+    assert_int_equal(tagg_notes_write(&m, 3, 0, 0, 0, 0, NULL, 40, 50, 0), 0); /* unknown: stays unknown */
+    assert_true(tagg_notes_get(&m, 3) & NOTE_NOBLOCKS);
+    assert_int_equal(tagg_notes_write(&m, 3, 0, 0, 0, 0, a, 60, 70, 0), 0);
+    assert_true(tagg_notes_get(&m, 3) & NOTE_NOBLOCKS);
+    assert_int_equal(tagg_notes_write(&m, 3, 1, 9, 0, 0, w, 0, 4096, 0), 0); /* whole: replaced, known again */
+    d = tagg_notes_bdelta(&m, 3);
+    assert_true(d[0] == 100 && d[3] == 400);
+    assert_false(tagg_notes_get(&m, 3) & NOTE_NOBLOCKS);
+    for (uint64_t k = 10; k < 2000; k++) /* growth keeps every note's blocks */
+        assert_int_equal(tagg_notes_write(&m, k, 0, 0, 0, 0, a, 0, 1, 0), 0);
+    d = tagg_notes_bdelta(&m, 3);
+    assert_true(d[0] == 100 && d[1] == 200 && d[2] == 300 && d[3] == 400);
+    assert_true(tagg_notes_bdelta(&m, 1999)[2] == 4);
+    tagg_notes_cut(&m, 100); /* keys below 200 stay */
+    assert_true(tagg_notes_bdelta(&m, 3)[1] == 200 && tagg_notes_bdelta(&m, 150)[3] == 8);
+    assert_null(tagg_notes_bdelta(&m, 1999));
+    tagg_notes_free(&m);
+}
+
 /* Spans: touching writes join, apart ones stay apart up to NOTE_SPANS, one
  * more closes the smallest gap; always disjoint, sorted, covering every write. */
 static void test_notes_spans(void **state)
@@ -225,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_notes_write),
         cmocka_unit_test(test_notes_compose),
         cmocka_unit_test(test_notes_spans),
+        cmocka_unit_test(test_notes_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -558,15 +558,6 @@ static void recent_add(sub_t *s, uint64_t key, uint64_t at, uint64_t n, uint64_t
     memcpy(r->pc, pc, sizeof r->pc);
 }
 
-/* A new file (s->fresh): the change of the padded CRC form of stripe `key`
- * when its bytes [at, at+n) (at `local` in fd) become bytes whose CRC-64
- * is crc. They were zeros, except where this rank wrote before (its spans):
- * when that was one write of exactly these bytes, its remembered checksum
- * stands for them; otherwise they are read first, from the first such byte
- * to the last. Another rank's bytes among them would mean overlapping spans:
- * close re-reads the stripe then, whatever this delta says. The remembered
- * writes that overlap the range are forgotten (the caller remembers this one
- * once it landed). 0 or -1 (pushed). */
 /* Format 4: the changes to the padded forms of the blocks (B bytes each) of a
  * stripe when its bytes [at, at+n) become buf, replacing `old` (n bytes), or
  * bytes whose CRC-64 in each block they touch is oldp[0], oldp[1], ... (a
@@ -595,6 +586,17 @@ static void full_block_deltas(uint64_t B, const uint64_t *bc, uint64_t *bd)
         bd[b] = tagg_crc_delta(z, bc[b], 0, B, B);
 }
 
+/* A new file (s->fresh): the change of the padded CRC form of stripe `key`
+ * when its bytes [at, at+n) (at `local` in fd) become bytes whose CRC-64
+ * is crc. They were zeros, except where this rank wrote before (its spans):
+ * when that was one write of exactly these bytes, its remembered checksum
+ * stands for them; otherwise they are read first, from the first such byte
+ * to the last. Another rank's bytes among them would mean overlapping spans:
+ * close re-reads the stripe then, whatever this delta says. The remembered
+ * writes that overlap the range are forgotten (the caller remembers this one
+ * once it landed). bd (format 4, else NULL): the same change per block
+ * (block_deltas), and newp the CRC-64 of buf's bytes in each block, for the
+ * remembered write. 0 or -1 (pushed). */
 static int fresh_delta(tagg_file_t *f, int fd, uint64_t key, uint64_t at, uint64_t local, uint64_t n, uint64_t crc,
                        const char *buf, const char *name, uint64_t *delta, uint64_t *bd, uint64_t *newp)
 {

@@ -70,6 +70,7 @@ typedef struct {
     int nrecent;
     char           *vbuf;    /* one stripe, for verification */
     char           *runbuf;  /* format 4, one subfile: two stripes, for reads across stripes (read_run) */
+    uint64_t        run_lo, run_hi; /* the checked bytes [run_lo, run_hi) runbuf holds (run_hi 0: none) */
     /* verify: the last stripes this rank checked, kept to serve its further
      * reads of them (store_subfiles_io.c); at most TAGG_SUB_COPIES and
      * TAGG_SUB_COPY_BYTES in all, allocated as used */

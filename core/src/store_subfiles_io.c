@@ -881,7 +881,9 @@ static uint64_t read_run_len(const sub_t *s, uint64_t off, uint64_t len)
 
 /* Reads such a run: the blocks [a, b) its bytes touch into the run buffer,
  * each checked against its record (a hole's against zeros), noted as checked,
- * then the bytes asked copied out. */
+ * then the bytes asked copied out. The buffer keeps what it holds: a later
+ * run inside it is served from it (HDF5 reads a compound's records once per
+ * member, every member across the same bytes). */
 static int read_run(tagg_file_t *f, uint64_t off, uint64_t n, char *buf)
 {
     sub_t   *s = sub_of(f);
@@ -891,11 +893,18 @@ static int read_run(tagg_file_t *f, uint64_t off, uint64_t n, char *buf)
     if (fd < 0)
         return -1;
     pthread_mutex_lock(&s->mu);
+    if (s->run_hi && s->run_lo <= a && b <= s->run_hi) { /* checked, and still held */
+        memcpy(buf, s->runbuf + (off - s->run_lo), (size_t)n);
+        f->stats.sf_from_copy++;
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
     if (!s->runbuf && !(s->runbuf = tagg_buf_get(2 * (size_t)S))) {
         pthread_mutex_unlock(&s->mu);
         TAGG_ERR(TAGG_E_NOMEM, "out of memory (a read buffer of %llu bytes)", (unsigned long long)(2 * S));
         return -1;
     }
+    s->run_lo = s->run_hi = 0;
     if (sub_rw(s, 0, fd, 0, a, b - a, s->runbuf, s->ix.sub[0].size, 1) < 0) {
         TAGG_ERR(TAGG_E_IO, "read of %llu bytes at offset %llu of '%s' failed: %s", (unsigned long long)(b - a),
                  (unsigned long long)a, s->paths[0], strerror(errno));
@@ -930,7 +939,7 @@ static int read_run(tagg_file_t *f, uint64_t off, uint64_t n, char *buf)
         x = e;
     }
     if (rc == 0)
-        memcpy(buf, s->runbuf + (off - a), (size_t)n);
+        memcpy(buf, s->runbuf + (off - a), (size_t)n), s->run_lo = a, s->run_hi = b;
     pthread_mutex_unlock(&s->mu);
     return rc;
 }

@@ -418,7 +418,7 @@ static void sb_bytes(sbuf_t *b, const void *p, size_t n)
 int tagg_sf_index_format(const tagg_sf_index_t *idx, char **text, size_t *len)
 {
     sbuf_t   b = {0};
-    int      v3 = idx->version >= TAGG_SF_VERSION_3, v4 = v3 && idx->block && idx->nblk;
+    int      v3 = idx->version >= TAGG_SF_VERSION_3, v4 = v3 && idx->block && (idx->nblk || idx->version == TAGG_SF_VERSION_4);
     unsigned v  = v4 ? TAGG_SF_VERSION_4 : v3 ? TAGG_SF_VERSION_3 : idx->nvr ? TAGG_SF_VERSION_NVR : TAGG_SF_VERSION;
     sb_printf(&b,
               TAGG_SF_HEADLINE "\nformat %u\nlayout subfiles\n%sstate %s\nstripe_size %" PRIu64 "\nsubfile_count %" PRIu32

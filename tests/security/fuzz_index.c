@@ -1,7 +1,7 @@
 /* Fuzzing of the subfile index parser and the path rule: a bounded,
  * deterministic mutation loop (no libFuzzer on the build machines).
  *
- *   fuzz_index SECONDS [SEED]     mutate valid indexes of formats 1 to 3 for
+ *   fuzz_index SECONDS [SEED]     mutate valid indexes of formats 1 to 4 for
  *                                 SECONDS (and at most 50 million inputs),
  *                                 print the number of executions and findings
  *
@@ -87,12 +87,29 @@ static void make_seeds(void)
             }
             add_seed(&ix);
         }
+    /* format 4: block checksums (64 KiB stripes, 4 KiB blocks), composing to their stripes' */
+    tagg_sf_index_t ix;
+    uint64_t        S = 65536, L = 5 * S + 5000;
+    tagg_sf_index_init(&ix, S, 2);
+    ix.closed = 1, ix.logical_size = L, ix.block = tagg_sf_block_size(S);
+    for (uint32_t k = 0; k < 2; k++)
+        ix.sub[k].name = tagg_sf_default_name(INDEX, k, 2), ix.sub[k].size = tagg_sf_subfile_size(L, S, 2, k);
+    for (uint64_t j = 0; j < 6; j += j == 1 ? 3 : 1) { /* 0, 1, 4, 5: 5 the partial last one */
+        uint64_t bc[TAGG_SF_BLOCKS], len = tagg_sf_stripe_len(L, S, j);
+        unsigned nb = (unsigned)((len + ix.block - 1) / ix.block);
+        for (unsigned b = 0; b < nb; b++)
+            bc[b] = rnd();
+        tagg_sf_stripe_append(&ix.st, &ix.nst, j, tagg_sf_blocks_compose(bc, len, ix.block));
+        if (j != 4) /* one stripe without: checked whole */
+            tagg_sf_blocks_append(&ix.blk, &ix.nblk, j, bc, nb);
+    }
+    add_seed(&ix);
 }
 
 static const char *tokens[] = {"\n", "/", "..", " ", "0", "18446744073709551616", "99999999999", "s ", "m ",
                                "subfile ", "node ", "state open\n", "/local/tagg-0/node0/", "../", "\xff", "pad ",
                                "\211HDF\r\n\032\n", "metadata ", "-1", "ffffffffffffffff", " zstd ", " lz4 ",
-                               " blosc-zstd ", "4096", "40"};
+                               " blosc-zstd ", "4096", "40", "b ", "block_size 4096\n", "format 4\n", "65536"};
 
 /* One mutation of buf (len bytes, room MAXLEN). */
 static size_t mutate(char *buf, size_t len)
@@ -182,6 +199,9 @@ static int same(const tagg_sf_index_t *a, const tagg_sf_index_t *b)
     for (uint64_t i = 0; i < a->nst; i++)
         if (a->st[i].j != b->st[i].j || a->st[i].crc != b->st[i].crc)
             return 0;
+    if (a->block != b->block || a->nblk != b->nblk ||
+        (a->nblk && memcmp(a->blk, b->blk, (size_t)a->nblk * TAGG_SF_BREC * sizeof *a->blk)))
+        return 0;
     return 1;
 }
 

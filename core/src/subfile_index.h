@@ -81,8 +81,9 @@
  * compression refuse any field after CRC, so such a file is never misread by
  * them; metadata-file stripes ("m") are never compressed.
  *
- * Format 4 (written when at least one stripe carries block checksums; read
- * as format 3 otherwise): format 3 with a line "block_size B" after the
+ * Format 4 (written when at least one stripe carries block checksums, else
+ * the file is written as format 3; an index read as format 4 is written back
+ * as format 4): format 3 with a line "block_size B" after the
  * "checksum" line (B = S / TAGG_SF_BLOCKS, a multiple of 4096) and, after the
  * "s" line of a raw data stripe J, optionally
  *   b J C0 C1 ... Cn-1          <- the CRC-64 of each B-byte block of the stripe's

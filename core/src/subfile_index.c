@@ -415,10 +415,28 @@ static void sb_bytes(sbuf_t *b, const void *p, size_t n)
         memcpy(b->s + b->len - n, p, n);
 }
 
+static int format_index(const tagg_sf_index_t *idx, int blocks, char **text, size_t *len);
+
 int tagg_sf_index_format(const tagg_sf_index_t *idx, char **text, size_t *len)
 {
+    return tagg_sf_index_format_within(idx, TAGG_SF_INDEX_MAX, text, len);
+}
+
+int tagg_sf_index_format_within(const tagg_sf_index_t *idx, size_t max, char **text, size_t *len)
+{
+    if (format_index(idx, 1, text, len) < 0)
+        return -1;
+    if (*len <= max || !idx->nblk) /* (a format 3 text past it is refused by readers as before) */
+        return 0;
+    free(*text); /* too long with block lines for a reader to take: without them */
+    return format_index(idx, 0, text, len);
+}
+
+static int format_index(const tagg_sf_index_t *idx, int blocks, char **text, size_t *len)
+{
     sbuf_t   b = {0};
-    int      v3 = idx->version >= TAGG_SF_VERSION_3, v4 = v3 && idx->block && (idx->nblk || idx->version == TAGG_SF_VERSION_4);
+    int      v3 = idx->version >= TAGG_SF_VERSION_3;
+    int      v4 = blocks && v3 && idx->block && (idx->nblk || idx->version == TAGG_SF_VERSION_4);
     unsigned v  = v4 ? TAGG_SF_VERSION_4 : v3 ? TAGG_SF_VERSION_3 : idx->nvr ? TAGG_SF_VERSION_NVR : TAGG_SF_VERSION;
     sb_printf(&b,
               TAGG_SF_HEADLINE "\nformat %u\nlayout subfiles\n%sstate %s\nstripe_size %" PRIu64 "\nsubfile_count %" PRIu32

@@ -251,6 +251,10 @@ int tagg_sf_drain_one(const char *path, const tagg_sf_index_t *ix, uint32_t k, i
 
 /* Text of the index (malloc'd, *len bytes, no terminating NUL counted). 0 or -1. */
 int tagg_sf_index_format(const tagg_sf_index_t *idx, char **text, size_t *len);
+/* The same, the text at most max bytes where block lines made it longer:
+ * then without them (format 3; readers refuse an index past
+ * TAGG_SF_INDEX_MAX, which tagg_sf_index_format passes as max). */
+int tagg_sf_index_format_within(const tagg_sf_index_t *idx, size_t max, char **text, size_t *len);
 /* Parses and checks; on success idx owns its names. 0 or -1 with a message. */
 int tagg_sf_index_parse(const char *text, size_t len, tagg_sf_index_t *idx, char *err, size_t errlen);
 /* Reads a file whole (at most TAGG_SF_INDEX_MAX bytes; *text malloc'd, NUL-terminated). */

@@ -869,6 +869,21 @@ static void test_blocks(void **state)
     ix.version = TAGG_SF_VERSION_4;
     assert_same(&ix, &back);
     tagg_sf_index_free(&back);
+    { /* an index too long with its block lines for a reader is written without them (format 3) */
+        char  *t3;
+        size_t l3;
+        assert_int_equal(tagg_sf_index_format_within(&ix, len, &t3, &l3), 0); /* fits: as is */
+        assert_true(l3 == len && !memcmp(t3, text, len));
+        free(t3);
+        assert_int_equal(tagg_sf_index_format_within(&ix, len - 1, &t3, &l3), 0);
+        assert_true(l3 < len);
+        assert_non_null(strstr(t3, "\nformat 3\n"));
+        assert_null(strstr(t3, "\nb "));
+        assert_int_equal(tagg_sf_index_parse(t3, l3, &back, err, sizeof err), 0);
+        assert_true(back.nst == 3 && back.nblk == 0 && back.block == 0 && back.st[2].crc == ix.st[2].crc);
+        tagg_sf_index_free(&back);
+        free(t3);
+    }
     /* what a reader refuses (each re-checksummed: only the field is wrong) */
     char s1[48], s5[48], b1first[40], b5line[64];
     snprintf(s1, sizeof s1, "\ns 1 %016llx", (unsigned long long)tagg_crc64(0, data, S));

@@ -915,6 +915,11 @@ static int read_run(tagg_file_t *f, uint64_t off, uint64_t n, char *buf)
         const tagg_sf_stripe_t *r  = tagg_sf_stripe_find(s->ix.st, s->ix.nst, j);
         const uint64_t         *bc = r ? tagg_sf_blocks_find(s->ix.blk, s->ix.nblk, j) : NULL;
         uint64_t                mask = 0, nblk = (slen + B - 1) / B;
+        if (r && !bc) { /* cannot be: the open found blocks for every raw stripe (bunit) */
+            TAGG_ERR(TAGG_E_IO, "stripe %llu of '%s' has no block checksums", (unsigned long long)j, f->path);
+            rc = -1;
+            break;
+        }
         for (uint64_t y = x; y < e; y += B) {
             uint64_t bi = (y - j * S) / B, bl = slen - (y - j * S) < B ? slen - (y - j * S) : B, got = 0;
             const char *p = s->runbuf + (y - a);

@@ -47,6 +47,7 @@
 #define NSTRIPES 12
 
 static uint64_t S = 4096; /* the stripe size of the cases; 64 KiB: 4 KiB blocks (format 4) */
+static int      nsub = 2; /* subfiles of the file flip() changes */
 
 static unsigned char *image;
 static uint64_t       image_size;
@@ -264,12 +265,72 @@ static void blocks_case(const char *dir, const char *path)
     check(v[0] == 0 && v[1] == (long)want_b && v[2] == (long)want_c, what);
 }
 
+/* Format 4, a file of one subfile (64 KiB stripes, 4 KiB blocks; rank 0
+ * writes 4 stripes and 1000 bytes in one write): a read across stripes is
+ * one request for the blocks it covers, each checked (17 blocks for 64 KiB
+ * from the middle of stripe 0), a read inside it comes from the run's buffer
+ * (sf_from_copy), and a read across stripes 1 and 2 fails at the changed
+ * byte in block 3 of stripe 2, naming it. */
+static void run_case(const char *dir)
+{
+    char          path[1024], sum[1100], cfgtext[1400], what[600];
+    const uint64_t B = S / 16;
+    snprintf(path, sizeof path, "%s/sf_compose_run.h5", dir);
+    snprintf(sum, sizeof sum, "%s/sf_compose_run.summary", dir);
+    with_summary(cfgtext, sizeof cfgtext, "layout=subfiles;stripe_size=65536;subfiles=1;write_behind=0", sum);
+    free(image);
+    image = NULL, image_size = 0;
+    uint64_t      g = 7;
+    tagg_config_t cfg;
+    tagg_file_t  *f  = open_file(path, cfgtext, TAGG_OPEN_RDWR | TAGG_OPEN_CREAT | TAGG_OPEN_TRUNC, &cfg);
+    int           rc = put(f, 0, 0, 4 * S + 1000, &g);
+    rc |= tagg_file_close(f);
+    tagg_config_clear(&cfg);
+    check(rc == 0, "run: one subfile, 4 stripes and 1000 bytes written");
+    with_summary(cfgtext, sizeof cfgtext, "layout=subfiles", sum);
+    f          = open_file(path, cfgtext, 0, &cfg);
+    int first  = read_piece(f, S / 2 + 10, S);       /* stripes 0 and 1: blocks 8..15 and 0..8 */
+    int inside = read_piece(f, S / 2 + 20, S - 100); /* from the run's buffer */
+    MPI_Barrier(MPI_COMM_WORLD);
+    nsub = 1;
+    flip(path, 0, 2 * S + 3 * B + 7);
+    tagg_err_sink_t sink;
+    memset(&sink, 0, sizeof sink);
+    tagg_err_capture(&sink);
+    int hit = read_piece(f, 2 * S - 100, 5 * B); /* stripe 1's block 15, stripe 2's blocks 0..4: fails at 3 */
+    tagg_err_capture(NULL);
+    H5Eclear2(H5E_DEFAULT);
+    rc = tagg_file_close(f);
+    tagg_config_clear(&cfg);
+    flip(path, 0, 2 * S + 3 * B + 7);
+    nsub  = 2;
+    int named = strstr(sink.msg, "CHECKSUM MISMATCH") && strstr(sink.msg, "stripe 2, block 3 ");
+    snprintf(what, sizeof what, "run: across stripes read right (%d), again from the buffer (%d), the changed block fails (%d) "
+             "naming it ('%.160s')", first, inside, hit, sink.msg);
+    check(first == 1 && inside == 1 && hit == -1 && named && rc == 0, what);
+    long v[3] = {-1, -1, -1};
+    if (rank == 0)
+        v[0] = summary_field(sum, "sf_verified="), v[1] = summary_field(sum, "sf_blocks="), v[2] = summary_field(sum, "sf_from_copy="),
+        unlink(sum);
+    MPI_Bcast(v, 3, MPI_LONG, 0, MPI_COMM_WORLD);
+    long want_b = (17 + 4) * (long)nranks + 1; /* and block 0 of stripe 0, shared at open */
+    snprintf(what, sizeof what, "run: sf_verified=%ld sf_blocks=%ld sf_from_copy=%ld (want 0, %ld, %d)", v[0], v[1], v[2],
+             want_b, nranks);
+    check(v[0] == 0 && v[1] == want_b && v[2] == nranks, what);
+    if (rank == 0) {
+        char sub[1200];
+        snprintf(sub, sizeof sub, "%s.tagg.0of1", path), unlink(sub);
+        unlink(path);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Flips one byte of subfile k at local offset at (rank 0), back when undo. */
 static void flip(const char *path, int k, uint64_t at)
 {
     if (rank == 0) {
         char sub[1200];
-        snprintf(sub, sizeof sub, "%s.tagg.%dof2", path, k);
+        snprintf(sub, sizeof sub, "%s.tagg.%dof%d", path, k, nsub);
         int           fd = open(sub, O_RDWR);
         unsigned char c  = 0;
         if (fd < 0 || pread(fd, &c, 1, (off_t)at) != 1)
@@ -402,6 +463,7 @@ int main(int argc, char **argv)
     one_case(argv[1], "overlap", 2 * nranks + 1, 1, 0, 0, 1, 1);
     one_case(argv[1], "cut", 2 * nranks + 1, 0, 1, 0, 1, 1);
     one_case(argv[1], "fine", 64, 0, 0, 0, 1, -1);
+    run_case(argv[1]);
     free(image);
     if (rank == 0)
         printf("%d passed, %d failed\n", passed, failed);

@@ -513,10 +513,12 @@ static int sub_open(tagg_file_t *f, unsigned flags)
         s->ix.block = tagg_sf_block_size(s->ix.stripe);
     s->written.nb = s->writable && s->ix.block ? TAGG_SF_BLOCKS : 0;
     s->bunit      = s->ix.block;
+    /* the block is the read's unit when every stripe has block checksums (a
+     * compressed stripe has none: it is decoded whole) */
     for (uint64_t i = 0, b = 0; s->bunit && i < s->ix.nst; i++) { /* both lists ascending */
         while (b < s->ix.nblk && s->ix.blk[TAGG_SF_BREC * b] < s->ix.st[i].j)
             b++;
-        if (!s->ix.st[i].form && (b == s->ix.nblk || s->ix.blk[TAGG_SF_BREC * b] != s->ix.st[i].j))
+        if (s->ix.st[i].form || b == s->ix.nblk || s->ix.blk[TAGG_SF_BREC * b] != s->ix.st[i].j)
             s->bunit = 0;
     }
     if (rc == 0 && s->fresh && !s->ix.nvr && !(s->wend = calloc(s->ix.count ? s->ix.count : 1, sizeof *s->wend)))

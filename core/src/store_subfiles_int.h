@@ -50,7 +50,7 @@ typedef struct {
     int             fresh;   /* this open created (or truncated) the file: every stripe began as zeros, so a
                               * stripe's checksum follows from the ranks' changes (notes) when they do not overlap */
     int             limit;   /* read-only: never read past the sizes the index records */
-    uint64_t        bunit;   /* format 4: the block size when every raw data stripe has block checksums, else 0 */
+    uint64_t        bunit;   /* format 4: the block size when every stripe has block checksums (none compressed), else 0 */
     uint64_t       *wend;    /* fresh files, not node-local: [count] the size this rank knows subfile k has (the
                               * end of its own writes, the last size set); close takes the maximum over the ranks
                               * instead of asking the file system, unless a stripe may be compressed (zmay) */

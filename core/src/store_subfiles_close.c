@@ -392,8 +392,7 @@ int tagg_sub_write_index(tagg_file_t *f, int want_final)
         if (form || !tagg_sf_all_zero(s->vbuf, (size_t)len)) { /* a compressed slot is never a hole */
             r[1] = 1, r[2] = form;
             if (rw > 3 && !sp && !form) { /* format 4: the blocks', and the stripe's from them */
-                tagg_sf_block_crcs(s->vbuf, len, s->ix.block, r + 3);
-                r[0] = tagg_sf_blocks_compose(r + 3, len, s->ix.block);
+                r[0] = tagg_sf_block_crcs(s->vbuf, len, s->ix.block, r + 3);
             }
             else
                 r[0] = tagg_crc64(0, s->vbuf, (size_t)len);

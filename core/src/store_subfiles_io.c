@@ -297,6 +297,35 @@ static struct sub_copy *check_into_copy(tagg_file_t *f, int fd, uint32_t k, int 
     return c;
 }
 
+/* Format 4: the mask of blocks b0..b1 of a stripe (at most TAGG_SF_BLOCKS). */
+static uint64_t blocks_mask(uint64_t b0, uint64_t b1) { return (UINT64_C(2) << b1) - (UINT64_C(1) << b0); }
+
+/* Format 4, under s->mu: the blocks in `got` of data stripe j (nblk blocks)
+ * are checked; the rank's note of the stripe keeps the ones not yet checked
+ * (none at first: all of them). 0 or -1 (pushed). */
+static int note_blocks_checked(sub_t *s, uint64_t j, uint64_t nblk, uint64_t got)
+{
+    uint64_t key = 2 * j, all = blocks_mask(0, nblk - 1);
+    uint64_t unchecked = tagg_notes_get(&s->checked, key) ? tagg_notes_crc(&s->checked, key) : all;
+    if (tagg_notes_put(&s->checked, key, NOTE_VERIFIED, unchecked & ~got) < 0)
+        return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
+    return 0;
+}
+
+/* Format 4: block bi of data stripe j (its bytes at..at+n-1 of subfile k
+ * `name`) read back with CRC got, against want (hole: it should be zeros). */
+static void block_mismatch(uint32_t k, const char *name, uint64_t j, uint64_t bi, uint64_t at, uint64_t n, uint64_t got,
+                           int hole, uint64_t want)
+{
+    TAGG_ERR(TAGG_E_IO,
+             "CHECKSUM MISMATCH subfile %u '%s', stripe %llu, block %llu (its bytes %llu..%llu): crc64 %016llx, the "
+             "index records %s%016llx (the file was changed or damaged after it was written; see tagg-fuse --check; "
+             "verify=0 skips the check)",
+             (unsigned)k, name, (unsigned long long)j, (unsigned long long)bi, (unsigned long long)at,
+             (unsigned long long)(at + n - 1), (unsigned long long)got, hole ? "a hole (zeros), not " : "crc64 ",
+             (unsigned long long)want);
+}
+
 /* Format 4: the blocks [b0, b1] of data stripe j (slen bytes from base in fd,
  * k's subfile; bc its blocks' CRCs, B bytes each) read into copy c at their
  * places, directly, and each checked; c then holds them (c->mask), and the
@@ -307,7 +336,6 @@ static int check_blocks(tagg_file_t *f, int fd, uint32_t k, uint64_t j, uint64_t
 {
     sub_t   *s = sub_of(f);
     uint64_t B = s->ix.block, lo = b0 * B, hi = (b1 + 1) * B < slen ? (b1 + 1) * B : slen, key = 2 * j;
-    uint64_t nblk = (slen + B - 1) / B, all = nblk == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nblk) - 1;
     if (c->key != key + 1)
         c->mask = 0;
     c->key = 0; /* until checked */
@@ -318,21 +346,14 @@ static int check_blocks(tagg_file_t *f, int fd, uint32_t k, uint64_t j, uint64_t
     for (uint64_t b = b0; b <= b1; b++) {
         uint64_t at = b * B, n = slen - at < B ? slen - at : B, got = tagg_crc64(0, c->buf + at, (size_t)n);
         if (got != bc[b]) {
-            TAGG_ERR(TAGG_E_IO,
-                     "CHECKSUM MISMATCH subfile %u '%s', stripe %llu, block %llu (its bytes %llu..%llu): crc64 %016llx, "
-                     "the index records crc64 %016llx (the file was changed or damaged after it was written; see "
-                     "tagg-fuse --check; verify=0 skips the check)",
-                     (unsigned)k, name, (unsigned long long)j, (unsigned long long)b, (unsigned long long)(base + at),
-                     (unsigned long long)(base + at + n - 1), (unsigned long long)got, (unsigned long long)bc[b]);
+            block_mismatch(k, name, j, b, base + at, n, got, 0, bc[b]);
             c->mask = 0;
             return -1;
         }
     }
-    uint64_t got = (b1 - b0 == 63 ? ~UINT64_C(0) : ((UINT64_C(1) << (b1 - b0 + 1)) - 1) << b0) & all;
-    uint64_t unchecked = tagg_notes_get(&s->checked, key) ? tagg_notes_crc(&s->checked, key) : all;
-    if (tagg_notes_put(&s->checked, key, NOTE_VERIFIED, unchecked & ~got) < 0)
-        return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
-    c->mask |= got, c->key = key + 1;
+    if (note_blocks_checked(s, j, (slen + B - 1) / B, blocks_mask(b0, b1)) < 0)
+        return -1;
+    c->mask |= blocks_mask(b0, b1), c->key = key + 1;
     f->stats.sf_blocks += b1 - b0 + 1;
     return 0;
 }
@@ -373,7 +394,7 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
                                                                                : NULL;
         if (bc) { /* format 4, a read of part of the stripe: its blocks, each checked the first time */
             uint64_t b0 = in / B, b1 = ((in + n < slen ? in + n : slen) - 1) / B;
-            uint64_t need = (b1 - b0 == 63 ? ~UINT64_C(0) : ((UINT64_C(1) << (b1 - b0 + 1)) - 1) << b0);
+            uint64_t need = blocks_mask(b0, b1);
             uint64_t unchecked = tagg_notes_get(&s->checked, key) ? tagg_notes_crc(&s->checked, key) : ~UINT64_C(0);
             if (c && !(need & ~c->mask))
                 f->stats.sf_from_copy++;
@@ -677,7 +698,7 @@ int tagg_sub_share_first(tagg_file_t *f)
     if (code == MPI_SUCCESS && all)
         code = tagg_mpi_bcast_bulk(c->buf, (int)len, MPI_BYTE, 0, f->comm);
     if (code == MPI_SUCCESS && all && f->rank != 0) {
-        uint64_t unchecked = bc0 ? (nblk == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nblk) - 1) & ~UINT64_C(1) : 0;
+        uint64_t unchecked = bc0 ? blocks_mask(0, nblk - 1) & ~UINT64_C(1) : 0; /* all but block 0, or none */
         if (tagg_notes_put(&s->checked, 0, NOTE_VERIFIED, unchecked) == 0)
             c->key = 1, c->mask = bc0 ? 1 : ~UINT64_C(0), c->used = ++s->vclock;
         f->stats.sf_shared++;
@@ -735,8 +756,7 @@ static int piece(tagg_file_t *f, uint64_t off, uint64_t n, char *buf, tagg_dir_t
     uint64_t crc = 0, delta = 0, form = 0;
     int      blocks = s->written.nb && !sp; /* format 4: follow the blocks' changes too */
     if (full && blocks) { /* the stripe's CRC from its blocks': one pass over the bytes */
-        tagg_sf_block_crcs(buf, S, s->ix.block, bc);
-        crc = tagg_sf_blocks_compose(bc, S, s->ix.block);
+        crc = tagg_sf_block_crcs(buf, S, s->ix.block, bc);
         full_block_deltas(s->ix.block, bc, bd), bok = 1;
     }
     else if (full || s->fresh)
@@ -831,8 +851,7 @@ static int write_run(tagg_file_t *f, uint64_t off, uint64_t len, char *buf)
     for (uint64_t i = 0; i < nst; i++) {
         if (B) { /* format 4: the blocks' CRCs, the stripe's composed from them */
             uint64_t bc[TAGG_SF_BLOCKS];
-            tagg_sf_block_crcs(buf + i * S, S, B, bc);
-            crc[i] = tagg_sf_blocks_compose(bc, S, B);
+            crc[i] = tagg_sf_block_crcs(buf + i * S, S, B, bc);
             full_block_deltas(B, bc, bd + i * TAGG_SF_BLOCKS);
         }
         else
@@ -924,23 +943,15 @@ static int read_run(tagg_file_t *f, uint64_t off, uint64_t n, char *buf)
             uint64_t bi = (y - j * S) / B, bl = slen - (y - j * S) < B ? slen - (y - j * S) : B, got = 0;
             const char *p = s->runbuf + (y - a);
             if (r ? (got = tagg_crc64(0, p, (size_t)bl)) != bc[bi] : !tagg_sf_all_zero(p, (size_t)bl)) {
-                TAGG_ERR(TAGG_E_IO,
-                         "CHECKSUM MISMATCH subfile 0 '%s', stripe %llu, block %llu (its bytes %llu..%llu): crc64 "
-                         "%016llx, the index records %s%016llx (the file was changed or damaged after it was written; "
-                         "see tagg-fuse --check; verify=0 skips the check)",
-                         s->paths[0], (unsigned long long)j, (unsigned long long)bi, (unsigned long long)y,
-                         (unsigned long long)(y + bl - 1), (unsigned long long)(r ? got : tagg_crc64(0, p, (size_t)bl)),
-                         r ? "crc64 " : "a hole (zeros), not ", (unsigned long long)(r ? bc[bi] : 0));
+                block_mismatch(0, s->paths[0], j, bi, y, bl, r ? got : tagg_crc64(0, p, (size_t)bl), !r, r ? bc[bi] : 0);
                 rc = -1;
                 break;
             }
             mask |= UINT64_C(1) << bi;
             f->stats.sf_blocks++;
         }
-        uint64_t all = nblk == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nblk) - 1, key = 2 * j;
-        uint64_t unchecked = tagg_notes_get(&s->checked, key) ? tagg_notes_crc(&s->checked, key) : all;
-        if (rc == 0 && tagg_notes_put(&s->checked, key, NOTE_VERIFIED, unchecked & ~mask) < 0)
-            rc = -1, TAGG_ERR(TAGG_E_NOMEM, "out of memory");
+        if (rc == 0 && note_blocks_checked(s, j, nblk, mask) < 0)
+            rc = -1;
         x = e;
     }
     if (rc == 0)

@@ -176,11 +176,12 @@ uint64_t tagg_sf_block_size(uint64_t S)
     return S % ((uint64_t)TAGG_SF_BLOCKS * TAGG_SF_BLOCK_MIN) == 0 ? S / TAGG_SF_BLOCKS : 0;
 }
 
-void tagg_sf_block_crcs(const void *buf, uint64_t len, uint64_t B, uint64_t *out)
+uint64_t tagg_sf_block_crcs(const void *buf, uint64_t len, uint64_t B, uint64_t *out)
 {
     const char *p = buf;
     for (uint64_t at = 0, i = 0; at < len; at += B, i++)
         out[i] = tagg_crc64(0, p + at, (size_t)(len - at < B ? len - at : B));
+    return tagg_sf_blocks_compose(out, len, B);
 }
 
 /* The stripe's padded form (crc_shift.h, to its own length) is the sum of its

@@ -215,8 +215,10 @@ int tagg_sf_read_stripe(const char *path, const tagg_sf_index_t *ix, const int *
 /* B for a stripe of S bytes: S / TAGG_SF_BLOCKS when that is a multiple of
  * TAGG_SF_BLOCK_MIN, else 0 (no block checksums: stripes are checked whole). */
 uint64_t tagg_sf_block_size(uint64_t S);
-/* The CRC-64 of each B-byte block of len bytes (ceil(len / B) of them, at most TAGG_SF_BLOCKS). */
-void tagg_sf_block_crcs(const void *buf, uint64_t len, uint64_t B, uint64_t *out);
+/* The CRC-64 of each B-byte block of len bytes (ceil(len / B) of them, at
+ * most TAGG_SF_BLOCKS) into out; returns the CRC-64 of the len bytes, composed
+ * from them (one pass over the bytes). */
+uint64_t tagg_sf_block_crcs(const void *buf, uint64_t len, uint64_t B, uint64_t *out);
 /* The CRC-64 of a stripe of len bytes from the CRCs of its B-byte blocks. */
 uint64_t tagg_sf_blocks_compose(const uint64_t *crc, uint64_t len, uint64_t B);
 /* Appends stripe j's block CRCs (ceil(len / B) given; the rest of the record zeros) to *n

@@ -310,9 +310,12 @@ static double target_floor(const tagg_call_in_t *in, uint64_t total) {
  * checked stripes), each unit the rank's range touches read whole, once. The
  * range stands for the units the runs touch (exact for dense runs, an upper
  * bound for sparse ones): no allocation, every rank prices every row alike. */
+/* How many u-byte units [lo, hi) touches (hi > lo). */
+static uint64_t units_touched(uint64_t lo, uint64_t hi, uint64_t u) { return (hi - 1) / u - lo / u + 1; }
+
 static uint64_t direct_units(const tagg_call_in_t *in, const tagg_req_desc_t *q) {
   uint64_t u = in->read_unit;
-  return in->read && u && q->hi > q->lo ? (q->hi - 1) / u - q->lo / u + 1 : 0;
+  return in->read && u && q->hi > q->lo ? units_touched(q->lo, q->hi, u) : 0;
 }
 
 /* ... as requests: the units inside one group (read_group) are one request. */
@@ -320,7 +323,7 @@ static double rank_direct_time(const tagg_call_in_t *in, const tagg_req_desc_t *
   uint64_t n = q->nruns ? q->nruns : 1, units = direct_units(in, q);
   if (units) {
     uint64_t g = in->read_group > in->read_unit ? in->read_group : in->read_unit;
-    uint64_t groups = (q->hi - 1) / g - q->lo / g + 1;
+    uint64_t groups = units_touched(q->lo, q->hi, g);
     groups = groups < units ? groups : units;
     return (double)groups * tagg_fs_request_time(in->fs, in->tiers, units * in->read_unit / groups);
   }

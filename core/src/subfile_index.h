@@ -179,7 +179,7 @@ uint64_t    tagg_crc64_with(int impl, uint64_t crc, const void *buf, size_t len)
 /* Reads a whole file: its size and CRC-64. 0, or -1 with a message. */
 int tagg_sf_file_crc(const char *path, uint64_t *size, uint64_t *crc, char *err, size_t errlen);
 
-/* --- format 3: per-stripe checksums */
+/* --- format 3: per-stripe checksums (this section and the next: sf_records.c) */
 /* Bytes of stripe j of a space of logical size L (0 at or past L). */
 uint64_t tagg_sf_stripe_len(uint64_t L, uint64_t S, uint64_t j);
 /* Appends (j, crc) to a list of *n stripe records that only this function

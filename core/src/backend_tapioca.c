@@ -382,10 +382,13 @@ static int move_one(tagg_file_t *f, const tagg_extents_t *x, tagg_dir_t dir);
 /* ---- speculative direct access (tagg/callplan.h: tagg_spec_*) --------------
  * The shapes a rank guesses direct outlive a file on MPI_COMM_WORLD (an
  * application writes the same decomposition into one file per step): one set
- * per resource key, layout, way of reading (read_unit) and file system as
- * this rank sees it, in the process: what a shape costs depends on all of
- * them (a subfiled file's reads aggregate where a shared file's go direct;
- * a checkpoint on the parallel file system, an analysis file on local disk).
+ * per resource key, layout, way of reading (read_unit), file system as this
+ * rank sees it and whether the file's writes and reads bypass the page cache
+ * (direct_io), in the process: what a shape costs depends on all of them (a
+ * subfiled file's reads aggregate where a shared file's go direct; a
+ * checkpoint on the parallel file system, an analysis file on local disk; a
+ * process's first file on a rotational local disk is written buffered, its
+ * later synced ones direct, which take turns: session 41).
  * Files on other communicators, and asynchronous ones (their calls run on
  * worker threads), keep their own. */
 #define TAGG_SPEC_SLOTS 4
@@ -402,8 +405,10 @@ static tagg_spec_t *spec_of(tagg_file_t *f, tagg_engine_t *e)
     if (!e->spec_key) {
         char     text[4200];
         uint64_t ru = f->store_ops->read_unit ? f->store_ops->read_unit(f) : 0;
-        snprintf(text, sizeof text, "%s|%s|%llu|%u", e->res_key, f->store_ops->name, (unsigned long long)ru,
-                 tagg_file_fs_view(f));
+        int      dw = f->store_ops->dio_block && f->store_ops->dio_block(f, 1) != 0;
+        int      dr = f->store_ops->dio_block && f->store_ops->dio_block(f, 0) != 0;
+        snprintf(text, sizeof text, "%s|%s|%llu|%u|%d%d", e->res_key, f->store_ops->name, (unsigned long long)ru,
+                 tagg_file_fs_view(f), dw, dr);
         e->spec_key = hash_text(text);
     }
     uint64_t h = e->spec_key;

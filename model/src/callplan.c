@@ -111,10 +111,14 @@ static int dom_of(const tagg_call_plan_t *c, uint64_t off) {
   return d >= (uint64_t)c->ndom ? c->ndom - 1 : (int)d;
 }
 
-/* A row the plan moves: runs not accessed before the plan (TAGG_REQ_DONE). */
-static int has_runs(const tagg_req_desc_t *q) {
-  return q->lo != UINT64_MAX && q->bytes && !(q->flags & TAGG_REQ_DONE);
+/* A row the plan prices: runs not accessed before the plan (TAGG_REQ_DONE),
+ * or, judging a speculative guess (as_if), every row with runs. */
+static int priced(const tagg_req_desc_t *q, int as_if) {
+  return q->lo != UINT64_MAX && q->bytes && (as_if || !(q->flags & TAGG_REQ_DONE));
 }
+
+/* A row the plan moves. */
+static int has_runs(const tagg_req_desc_t *q) { return priced(q, 0); }
 
 static int prodlist_build(const tagg_call_in_t *in, const tagg_call_plan_t *c, prodlist_t *pl) {
   pl->first = calloc((size_t)c->ndom + 1, sizeof *pl->first);
@@ -336,12 +340,12 @@ static double rank_direct_time(const tagg_call_in_t *in, const tagg_req_desc_t *
  * ranks' total spread evenly over the nodes (exact when the nodes carry
  * equal shares; no allocation before the decision, so every rank decides),
  * and never below the longest rank's own time. */
-static double serial_direct_time(const tagg_call_in_t *in, double worst_rank) {
+static double serial_direct_time(const tagg_call_in_t *in, double worst_rank, int as_if) {
   int nn = tagg_topology_nnodes(in->topo);
   double sum = 0;
   for (int r = 0; r < in->nranks; r++) {
     const tagg_req_desc_t *q = &in->req[r];
-    if (has_runs(q)) sum += rank_direct_time(in, q);
+    if (priced(q, as_if)) sum += rank_direct_time(in, q);
   }
   sum /= nn > 0 ? nn : 1;
   return sum > worst_rank ? sum : worst_rank;
@@ -372,7 +376,7 @@ static int plan_call(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *
       return TAGG_OK;
     }
     if (q->lo == UINT64_MAX || !q->bytes) continue;
-    if ((q->flags & TAGG_REQ_DONE) && !as_if) { done++; continue; } /* accessed before the gather: left out */
+    if (!priced(q, as_if)) { done++; continue; } /* accessed before the gather: left out */
     lo = q->lo < lo ? q->lo : lo, hi = q->hi > hi ? q->hi : hi, total += q->bytes;
     overlap |= (q->flags & TAGG_REQ_OVERLAP) != 0, raw |= (q->flags & TAGG_REQ_RAW) != 0;
     /* direct: this rank's runs as file-system requests, one after the other */
@@ -459,7 +463,7 @@ static int plan_call(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *
   double sync = in->sync_cost > 0 ? in->sync_cost : 50e-6 * (1 + log2((double)P));
   double t_fs = target_floor(in, total);
   if (!in->read && in->one_file && in->serial_writes && !measured_together(in) && in->topo)
-    worst_runs = serial_direct_time(in, worst_runs);
+    worst_runs = serial_direct_time(in, worst_runs, as_if); /* a guess judged: its done rows too */
   double t_fs_direct = direct_total > total ? target_floor(in, direct_total) : t_fs; /* ranks sharing a unit each read it */
   c->cost_direct = worst_runs > t_fs_direct ? worst_runs : t_fs_direct;
   double per_req = tagg_fs_request_time(in->fs, in->tiers, req);

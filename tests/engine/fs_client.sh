@@ -6,7 +6,7 @@
 # single node; one on each of two virtual nodes with a topology file), reads
 # as before; the same with a single subfile (one file) but not with two
 # subfiles (their reads planned by the model, direct or aggregated); auto: one
-# per node for direct writes into a local disk on a rotational device. Every run reads back what it wrote (tagg-bench verifies byte for
+# per node for direct writes of interleaved runs into a local disk on a rotational device. Every run reads back what it wrote (tagg-bench verifies byte for
 # byte). Environment: MPIEXEC NPFLAG PREFLAGS BENCH PLUGIN_DIR; $2: the
 # two-node topology file.
 set -u
@@ -53,15 +53,16 @@ run rotational_direct $want 2 "direct_io=write;direct_io_min=4K"
 run rotational_buffered 2 2 "direct_io=off"
 run rotational_parallel 2 2 "direct_io=write;direct_io_min=4K;fs_client=parallel"
 # The same rule across files (session 41): a process's first file on such a
-# disk is written buffered (direct_io=auto: no sync seen yet), where 1 MiB a
-# rank goes direct by cost; its later synced files are written direct, where
-# the four ranks' writes take turns and one aggregator's one round costs less.
-# A shape guessed direct in the first file must not carry over to them (until
-# session 41 it did, and every later file wrote direct). Three files, 1 MiB a
-# rank, --fsync: the second and third aggregate on a rotational disk, no
-# write is accessed before its plan there; elsewhere every write is direct.
+# disk is written buffered (direct_io=auto: no sync seen yet), where four
+# runs of 1 MiB a rank (column blocks of 1 MiB a row) go direct by cost; its
+# later synced files are written direct, where the four ranks' runs take
+# turns and one aggregator's rounds cost less. A shape guessed direct in the
+# first file must not carry over to them (until session 41 it did, and every
+# later file wrote direct). Three files, --fsync: the second and third
+# aggregate on a rotational disk, no write is accessed before its plan there;
+# elsewhere every write is direct.
 TAGG_VERBOSE=2 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 3 --fsync \
-  --dir "$work" --kernel array1d --dist uniform --size 1M --variants tagg-shared > out.txt 2>&1 </dev/null
+  --dir "$work" --kernel columns --cols 524288 --rows 1 --variants tagg-shared > out.txt 2>&1 </dev/null
 rc=$?
 aggr=$(grep -c "tagg: write call range=" out.txt) early=$(grep -c "tagg: write call not aggregated (accessed before" out.txt)
 first=$(grep -m1 "tagg: write call" out.txt | grep -c "direct access costs less")
@@ -71,7 +72,16 @@ elif [ "$first" = 1 ] && [ "$aggr" = "$want_aggr" ] && { [ "$rot" != 1 ] || [ "$
   ok "synced_after_buffered: first file direct by cost, $aggr later write(s) aggregated, $early accessed early, data verified"
 else bad "synced_after_buffered: first direct by cost '$first' (want 1), aggregated $aggr (want $want_aggr), accessed early $early"
   grep "write call" out.txt; fi
+# Runs of their own (one contiguous 1 MiB a rank): side by side, not in turns,
+# on any disk (session 41): every file's write direct.
+TAGG_VERBOSE=2 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 3 --fsync \
+  --dir "$work" --kernel array1d --dist uniform --size 1M --variants tagg-shared > out.txt 2>&1 </dev/null
+rc=$?
+aggr=$(grep -c "tagg: write call range=" out.txt) direct=$(grep -c "tagg: write call not aggregated" out.txt)
+if [ $rc != 0 ] || ! grep -q '^tagg-shared .* ok$' out.txt; then bad "own_runs_side_by_side: tagg-bench exit $rc"; cat out.txt
+elif [ "$aggr" = 0 ] && [ "$direct" = 3 ]; then ok "own_runs_side_by_side: 3 writes direct, data verified"
+else bad "own_runs_side_by_side: $aggr aggregated, $direct direct (want 0 and 3)"; grep "write call" out.txt; fi
 run one_subfile 1 0 "fs_client=serial;layout=subfiles;subfiles=1;stripe_size=64K"
 run two_subfiles 2 0 "fs_client=serial;layout=subfiles;subfiles=2;stripe_size=64K"
 echo "$passed passed, $failed failed"
-[ "$failed" = 0 ] && [ "$passed" -ge 10 ]
+[ "$failed" = 0 ] && [ "$passed" -ge 11 ]

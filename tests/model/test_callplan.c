@@ -991,18 +991,17 @@ static void test_spec_shapes(void **state) {
   fx_free(&fx);
 }
 
-/* A guess judged where direct writes take turns (serial_writes: FUSE, or
- * direct writes into a rotational local disk). Two ranks of one node, one
- * 2.75 MiB block each (S3D 32^3 a rank): direct by cost while the node's
- * writes run side by side (one request each, at once), aggregated once they
- * take turns (both requests one after the other, against one aggregator's
- * one round). A shape learnt in a file of the first kind (a process's first
- * file on a local disk is written buffered, its later ones direct) must be
- * forgotten at the first call of the second kind, every row done: until
- * session 41 the judgement left the done rows out of the turns, priced the
- * call as if they ran side by side, and kept the shape, so every later file
- * wrote direct (S3D 32^3 on this machine's disk: 957 MiB/s against 1211 for
- * the writes taking turns through the aggregators). */
+/* A guess judged where direct writes take turns (serial_writes: a FUSE
+ * client, or direct writes of interleaved runs into a rotational local
+ * disk). Two ranks of one node, one 2.75 MiB block each: direct by cost while
+ * the node's writes run side by side (one request each, at once), aggregated
+ * once they take turns (both requests one after the other, against one
+ * aggregator's one round). A shape learnt where writes ran side by side (a
+ * process's first file on a local disk is written buffered, its later synced
+ * ones direct) must be forgotten at the first call where they take turns,
+ * every row done: until session 41 the judgement left the done rows out of
+ * the turns, priced the call as if they still ran side by side, and kept the
+ * shape, so every later file wrote direct. */
 static void test_spec_serial(void **state) {
   (void)state;
   fx_t fx;

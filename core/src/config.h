@@ -115,10 +115,10 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
     X(fs_client, ENUM, int, NULL, "auto", 0, 0, tagg_fs_client_names,                                      \
       "how the file system's client takes one node's writes into one file: auto = from the mount table "  \
       "(FUSE serialises them: Linux's FUSE client takes the file's lock for each write; any other type "  \
-      "does not) and the device (direct_io writes of runs interleaved between ranks into a local disk on a " \
-      "rotational device are taken as serial: one stream at a time does not seek); serial; parallel. Serial, without a tier file that "  \
-      "measured writers together: one aggregator per node for writes into one file, and a node's direct " \
-      "writes costed as taking turns")                                                                   \
+      "does not) and the device (direct_io writes of runs interleaved between ranks into a local disk "   \
+      "on a rotational device are taken as serial: one stream at a time does not seek); serial; "         \
+      "parallel. Serial, without a tier file that measured writers together: one aggregator per node "    \
+      "for writes into one file, and a node's direct writes costed as taking turns")                      \
     X(direct_io, ENUM, int, NULL, "auto", 0, 0, tagg_direct_io_names,                                      \
       "file accesses of at least direct_io_min bytes (aggregators' rounds, large direct accesses) move "  \
       "their whole 4 KiB blocks with O_DIRECT, their unaligned ends buffered (layout=shared, and the "    \

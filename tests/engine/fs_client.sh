@@ -61,8 +61,11 @@ run rotational_parallel 2 2 "direct_io=write;direct_io_min=4K;fs_client=parallel
 # later file wrote direct). Three files, --fsync: the second and third
 # aggregate on a rotational disk, no write is accessed before its plan there;
 # elsewhere every write is direct.
-TAGG_VERBOSE=2 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 3 --fsync \
-  --dir "$work" --kernel columns --cols 524288 --rows 1 --variants tagg-shared > out.txt 2>&1 </dev/null
+synced_files() { # three files of a kernel, --fsync, verbose plans in out.txt; returns tagg-bench's status
+  TAGG_VERBOSE=2 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 3 --fsync \
+    --dir "$work" --variants tagg-shared "$@" > out.txt 2>&1 </dev/null
+}
+synced_files --kernel columns --cols 524288 --rows 1
 rc=$?
 aggr=$(grep -c "tagg: write call range=" out.txt) early=$(grep -c "tagg: write call not aggregated (accessed before" out.txt)
 first=$(grep -m1 "tagg: write call" out.txt | grep -c "direct access costs less")
@@ -74,8 +77,7 @@ else bad "synced_after_buffered: first direct by cost '$first' (want 1), aggrega
   grep "write call" out.txt; fi
 # Runs of their own (one contiguous 1 MiB a rank): side by side, not in turns,
 # on any disk (session 41): every file's write direct.
-TAGG_VERBOSE=2 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 3 --fsync \
-  --dir "$work" --kernel array1d --dist uniform --size 1M --variants tagg-shared > out.txt 2>&1 </dev/null
+synced_files --kernel array1d --dist uniform --size 1M
 rc=$?
 aggr=$(grep -c "tagg: write call range=" out.txt) direct=$(grep -c "tagg: write call not aggregated" out.txt)
 if [ $rc != 0 ] || ! grep -q '^tagg-shared .* ok$' out.txt; then bad "own_runs_side_by_side: tagg-bench exit $rc"; cat out.txt

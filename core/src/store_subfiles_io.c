@@ -300,13 +300,20 @@ static struct sub_copy *check_into_copy(tagg_file_t *f, int fd, uint32_t k, int 
 /* Format 4: the mask of blocks b0..b1 of a stripe (at most TAGG_SF_BLOCKS). */
 static uint64_t blocks_mask(uint64_t b0, uint64_t b1) { return (UINT64_C(2) << b1) - (UINT64_C(1) << b0); }
 
+/* Under s->mu: the blocks of stripe `key` this rank has not checked yet, as
+ * its note records them (format 3: none once checked, 0), `all` when it has
+ * no note (nothing checked). */
+static uint64_t unchecked_blocks(sub_t *s, uint64_t key, uint64_t all)
+{
+    return tagg_notes_get(&s->checked, key) ? tagg_notes_crc(&s->checked, key) : all;
+}
+
 /* Format 4, under s->mu: the blocks in `got` of data stripe j (nblk blocks)
  * are checked; the rank's note of the stripe keeps the ones not yet checked
  * (none at first: all of them). 0 or -1 (pushed). */
 static int note_blocks_checked(sub_t *s, uint64_t j, uint64_t nblk, uint64_t got)
 {
-    uint64_t key = 2 * j, all = blocks_mask(0, nblk - 1);
-    uint64_t unchecked = tagg_notes_get(&s->checked, key) ? tagg_notes_crc(&s->checked, key) : all;
+    uint64_t key = 2 * j, unchecked = unchecked_blocks(s, key, blocks_mask(0, nblk - 1));
     if (tagg_notes_put(&s->checked, key, NOTE_VERIFIED, unchecked & ~got) < 0)
         return TAGG_ERR(TAGG_E_NOMEM, "out of memory"), -1;
     return 0;
@@ -395,7 +402,7 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
         if (bc) { /* format 4, a read of part of the stripe: its blocks, each checked the first time */
             uint64_t b0 = in / B, b1 = ((in + n < slen ? in + n : slen) - 1) / B;
             uint64_t need = blocks_mask(b0, b1);
-            uint64_t unchecked = tagg_notes_get(&s->checked, key) ? tagg_notes_crc(&s->checked, key) : ~UINT64_C(0);
+            uint64_t unchecked = unchecked_blocks(s, key, ~UINT64_C(0));
             if (c && !(need & ~c->mask))
                 f->stats.sf_from_copy++;
             else if (need & unchecked) { /* from the first block the copy lacks to the last */
@@ -409,8 +416,7 @@ static int read_checked(tagg_file_t *f, int fd, uint32_t k, int sp, uint64_t j, 
             else
                 c = NULL; /* checked before, no copy: read as is */
         }
-        else if (slen && (!c || c->mask != ~UINT64_C(0)) &&
-                 (!tagg_notes_get(&s->checked, key) || tagg_notes_crc(&s->checked, key))) {
+        else if (slen && (!c || c->mask != ~UINT64_C(0)) && unchecked_blocks(s, key, ~UINT64_C(0))) {
             /* the whole stripe, not checked whole yet (a copy of some of its blocks gives its slot) */
             /* directly only when this read wants the whole stripe: a stripe
              * read in part is likely read by other ranks of the node for the

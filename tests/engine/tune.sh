@@ -291,6 +291,10 @@ for b in h["bandwidth"]:
     assert b["tuned"][0] > 0 and b["default"][0] > 0 and b["best_bw"][0] > 0, b
     assert abs(b["tuned_over_best"] - b["tuned"][0] / b["best_bw"][0]) < 1e-9, b
     assert b["best"] in runs[1]["settings"], b                           # a setting of the sweep
+    # the A/A control: the best setting measured once more under another name, and the 95 % intervals
+    assert b["again"][0] > 0 and abs(b["again_over_best"] - b["again"][0] / b["best_bw"][0]) < 1e-9, b
+    for r, (lo, hi) in ((b["tuned_over_best"], b["tuned_interval"]), (b["again_over_best"], b["again_interval"])):
+        assert lo <= r <= hi, b
 # per call: predicting each call's relative-error center exactly is the least mean error per record,
 # at most that of predicting its median; both and the model's per-call error are reported
 assert 0 <= h["center_floor_mean"] <= h["noise_mean"] + 1e-12, h

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import random
+import statistics
 import subprocess
 import sys
 
@@ -299,6 +300,33 @@ def test_bench_csv_medians_and_reps(tmp_path):
     assert b["tuned"]["write"] == [20.0, 10.0, 30.0, [10.0, 30.0]]
     assert b["tuned"]["read"] == [30.0, 20.0, 40.0, [20.0, 40.0]]
     assert b["bad"]["write"][0] is None
+
+
+def test_ratio_interval_is_the_noise_of_a_ratio_of_medians():
+    """heldout's 95 % interval of median(a) / median(b): it holds the ratio of the
+    medians, is a point for identical repetitions, scales with a, widens with the
+    spread, and pairs the repetitions (a load change that hit both cancels)."""
+    rnd = random.Random(3)
+    b = [rnd.uniform(800, 1200) for _ in range(41)]
+    lo, hi = tt.ratio_interval(b, b)
+    assert lo == hi == 1.0
+    half = [x / 2 for x in b]
+    lo, hi = tt.ratio_interval(half, b)
+    assert abs(lo - 0.5) < 1e-12 and abs(hi - 0.5) < 1e-12   # paired: the same draw of both
+    a = [rnd.uniform(800, 1200) for _ in range(41)]
+    lo, hi = tt.ratio_interval(a, b)
+    r = statistics.median(a) / statistics.median(b)
+    assert lo <= r <= hi and lo < 1.0 < hi and hi - lo < 0.3, (lo, r, hi)
+    wide = [rnd.uniform(400, 1600) for _ in range(41)]
+    wlo, whi = tt.ratio_interval(wide, b)
+    assert whi - wlo > hi - lo, ((wlo, whi), (lo, hi))
+    # a drift that hits both alike: unpaired, the ratio would spread over the drift; paired it stays 0.9
+    drift = [100.0 * (1 + i) for i in range(41)]
+    lo, hi = tt.ratio_interval([0.9 * x for x in drift], drift)
+    assert abs(lo - 0.9) < 1e-12 and abs(hi - 0.9) < 1e-12
+    lo, hi = tt.ratio_interval([0.9 * x for x in drift], drift[:40])   # unequal counts: each on its own
+    assert hi - lo > 0.2, (lo, hi)
+    assert tt.ratio_interval([], b) == (None, None)
 
 
 def test_rel_center_minimises_relative_error():

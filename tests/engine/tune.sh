@@ -243,7 +243,7 @@ else bad "bad model file: $(tail -5 out.txt)"; fi
 # explore -> fit -> tuning=: the whole loop on tiny sizes
 rm -rf sweep.jsonl sweep.jsonl.runs sweep.jsonl.csv heldout
 if HDF5_PLUGIN_PATH=$PLUGIN_DIR "$PYTHON" "$TUNE" explore --bench "$BENCH" --dir "$work" -o "$work/sweep.jsonl" --ranks 2 --reps 2 --quick \
-     --mpiexec "$MPIEXEC ${PREFLAGS:-}" > explore.txt 2>&1 &&
+     --read-cache none --mpiexec "$MPIEXEC ${PREFLAGS:-}" > explore.txt 2>&1 &&
    "$PYTHON" "$TUNE" fit sweep.jsonl -o fitted.tune --trees 10 > fit.txt 2>&1 && grep -q decision_tree fit.txt; then
   ok "explore ($(wc -l < sweep.jsonl) records) and fit: $(tail -1 fit.txt)"
   # the sweep's settings rotate: each repetition starts one setting later (tagg-bench --rotate 1)
@@ -277,14 +277,20 @@ for r in runs:
 PY
 then ok "explore: every VPIC AoS size records calls ($vpic)"; else bad "explore: VPIC AoS sizes $vpic: $(grep -E 'warning|explore' vpic.txt | tail -5)"; fi
 # heldout: one kernel of the quick sweep left out; the report and its JSON hold
-# the prediction error of that kernel and the tuned / default / best bandwidths
+# the prediction error of that kernel and the tuned / default / best bandwidths,
+# measured with the sweep's way of reading (its --read-cache none, not heldout's fadvise)
 if HDF5_PLUGIN_PATH=$PLUGIN_DIR "$PYTHON" "$TUNE" heldout sweep.jsonl --hold 1d-uniform-1M --bench "$BENCH" --out "$work/heldout" \
      --reps 2 --trees 5 --mpiexec "$MPIEXEC ${PREFLAGS:-}" > heldout.txt 2>&1 &&
    "$PYTHON" - heldout/heldout.json sweep.jsonl.runs <<'PY'
-import json, sys
+import csv, json, sys
 h = json.load(open(sys.argv[1]))
 runs = [json.loads(l) for l in open(sys.argv[2])]
 assert [r["kernel"] for r in runs] == ["1d-uniform-64K", "1d-uniform-1M"], runs
+assert {r["read_cache"] for r in runs} == {"none"}, runs
+for b in h["bandwidth"]:
+    assert b["read_cache"] == "none", b
+    caches = {r["read_cache"] for r in csv.DictReader(open(b["csv"])) if r["rep"].isdigit()}
+    assert caches == {"none"}, (b["csv"], caches)
 assert list(h["kernels"]) == ["1d-uniform-1M"], h["kernels"]           # only the held-out kernel is scored
 assert {b["op"] for b in h["bandwidth"]} == {"write", "read"}, h["bandwidth"]
 for b in h["bandwidth"]:

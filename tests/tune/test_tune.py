@@ -614,3 +614,17 @@ def test_warm_up_names_the_model_and_forces_aggregation():
     warm = tt.warm_config("tuning=/m/x.tune;record=/r.jsonl;buffer_size=1M;aggregators=2;throttle=1;aggregate=auto")
     assert warm.split(";") == ["tuning=/m/x.tune", "buffer_size=1M", "aggregate=always"], warm
     assert tt.warm_config("") == "aggregate=always"
+
+
+def test_heldout_reads_as_the_sweep_read(tmp_path):
+    # heldout measures reads the way the pattern's sweep did: the runs line's
+    # read_cache (explore writes it since session 44), else the read_cache
+    # column of the run's CSV (runs of older sweeps), else nothing known
+    csv = tmp_path / "k.csv"
+    csv.write_text("kernel,ranks,files,variant,rep,status,bytes,write_s,write_MiBs,read_s,read_MiBs,read_cache,position\n"
+                   "hacc,2,shared,default,median,ok,1,1,1,1,1,,\n"
+                   "hacc,2,shared,default,1,ok,1,1,1,1,1,drop,1\n")
+    assert tt.read_cache_of({"read_cache": "none", "csv": str(csv)}) == "none"
+    assert tt.read_cache_of({"csv": str(csv)}) == "drop"
+    assert tt.read_cache_of({"csv": str(tmp_path / "absent.csv")}) is None
+    assert tt.read_cache_of({}) is None

@@ -259,6 +259,23 @@ for path in sys.argv[1:]:
 print(" ".join(a), "|", " ".join(b))
 PY
   ); then ok "explore: settings rotate ($order)"; else bad "explore: order $order"; fi
+  # every record's setting is known from its run (attach_variants), and the auto margin is chosen
+  # by the cross-validated choices made as the engine makes them, against the cost model's own
+  if tagged=$(TAGG_TUNE="$TUNE" "$PYTHON" - sweep.jsonl <<'PY'
+import collections, importlib.machinery, importlib.util, os, sys
+loader = importlib.machinery.SourceFileLoader("tt", os.environ["TAGG_TUNE"])
+spec = importlib.util.spec_from_loader("tt", loader); tt = importlib.util.module_from_spec(spec); loader.exec_module(tt)
+rows = tt.attach_variants(tt.attach_kernels(tt.read_records(sys.argv[1:]), sys.argv[1:]), sys.argv[1:])
+n = collections.Counter(r["_variant"] for r in rows)
+assert set(n) == {"default", "direct", "a1-4M"} and len(set(n.values())) == 1, n
+assert all(r["direct"] == 1 for r in rows if r["_variant"] == "direct"), "direct"
+a1 = [r for r in rows if r["_variant"] == "a1-4M"]  # forced to aggregate (a call of file metadata alone goes direct)
+assert 2 * sum(r["direct"] == 0 and r["aggregators"] == 1 for r in a1) > len(a1), "a1-4M"
+print(dict(n))
+PY
+  ) && grep -q "chosen by the cross-validated choices as the engine makes them" fit.txt
+  then ok "explore: records tagged with their settings ($tagged); $(grep -o 'margin [0-9.]*, chosen[^(]*' fit.txt)"
+  else bad "explore: variants '$tagged', $(grep margin fit.txt)"; fi
   run "a fitted model drives the calls (its choice, or the cost model's within its margin)" "tuning model (chose|kept the cost model)" "tuning=$work/fitted.tune" --kernel array1d --dist uniform --size 64K
 else bad "explore/fit: $(tail -5 explore.txt fit.txt 2>/dev/null)"; fi
 # every VPIC AoS size of the sweep reaches tagg collectively (HDF5 moves a compound's members

@@ -628,3 +628,43 @@ def test_heldout_reads_as_the_sweep_read(tmp_path):
     assert tt.read_cache_of({"csv": str(csv)}) == "drop"
     assert tt.read_cache_of({"csv": str(tmp_path / "absent.csv")}) is None
     assert tt.read_cache_of({}) is None
+
+
+def test_margin_is_chosen_by_the_engines_choices():
+    # two call patterns, three settings each; the cost model ("default"
+    # variant) chose setting A.  Pattern 1: the model rightly predicts B 5 %
+    # faster (B is 20 % faster); pattern 2: the model wrongly predicts C 20 %
+    # faster (C is 2x slower).  The engine takes the model's choice only beyond
+    # the margin: 0 takes both, 0.1 only pattern 2's wrong one, 0.3 neither
+    def rec(pattern, settings, t, variant):
+        r = {k: 0.0 for k in tt.VOCAB}
+        r.update(bytes_per_rank=float(pattern), aggregators=float(settings), _kernel="k%d" % pattern,
+                 _variant=variant)
+        r[tt.TARGET] = t
+        return r
+    rows, pred = [], []
+    truth = {1: {1: 1.0, 2: 0.8, 3: 1.5}, 2: {1: 1.0, 2: 1.1, 3: 2.0}}
+    guess = {1: {1: 1.0, 2: 0.95, 3: 1.2}, 2: {1: 1.0, 2: 1.1, 3: 0.8}}
+    for p in (1, 2):
+        for s in (1, 2, 3):
+            for variant in (("default", "a") if s == 1 else ("b",)):
+                for _ in range(3):
+                    rows.append(rec(p, s, truth[p][s], variant))
+                    pred.append(guess[p][s])
+    q = tt.engine_choice_quality(rows, pred, margins=[0.0, 0.1, 0.3])
+    assert q[0.0] == [pytest.approx(1.0), pytest.approx(0.5)]        # B (best), C (2x slower than A)
+    assert q[0.1] == [pytest.approx(0.8), pytest.approx(0.5)]        # A kept, C taken
+    assert q[0.3] == [pytest.approx(0.8), pytest.approx(1.0)]        # A kept in both
+    # without a "default" variant the cost model's choice is unknown: no pattern
+    assert tt.engine_choice_quality([dict(r, _variant="b") for r in rows], pred, margins=[0.0]) == {0.0: []}
+    # auto: the most patterns at 0.9 of the best, then the highest mean, then the larger margin
+    args = argparse.Namespace(margin="auto")
+    lines = []
+    assert tt.margin_of(args, 0.2, {0.0: [1.0, 0.5], 0.1: [0.8, 0.5], 0.3: [0.8, 1.0]}, lines.append) == 0.3
+    assert tt.margin_of(args, 0.2, {0.0: [1.0, 0.5], 0.1: [1.0, 0.95], 0.3: [0.8, 1.0]}, lines.append) == 0.1
+    assert tt.margin_of(args, 0.2, {0.0: [1.0, 0.5], 0.1: [1.0, 0.5]}, lines.append) == 0.1
+    assert "chosen by the cross-validated choices" in lines[0]
+    # the median error where the records do not tell (and --margin as given)
+    assert tt.margin_of(args, 0.2, None, lines.append) == 0.2 and "median error" in lines[-1]
+    assert tt.margin_of(args, 0.2, {0.0: []}, lines.append) == 0.2
+    assert tt.margin_of(argparse.Namespace(margin="0.05"), 0.2, {0.0: [1.0, 1.0]}, lines.append) == 0.05

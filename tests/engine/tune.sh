@@ -273,8 +273,9 @@ a1 = [r for r in rows if r["_variant"] == "a1-4M"]  # forced to aggregate (a cal
 assert 2 * sum(r["direct"] == 0 and r["aggregators"] == 1 for r in a1) > len(a1), "a1-4M"
 print(dict(n))
 PY
-  ) && grep -q "chosen by the cross-validated choices as the engine makes them" fit.txt
-  then ok "explore: records tagged with their settings ($tagged); $(grep -o 'margin [0-9.]*, chosen[^(]*' fit.txt)"
+  ) && grep -q "chosen by the cross-validated choices as the engine makes them" fit.txt &&
+     grep -q "^writes: [1-9][0-9]* calls with their share of their file's rest of the write" fit.txt
+  then ok "explore: records tagged with their settings ($tagged); $(grep -o 'margin [0-9.]*, chosen[^(]*' fit.txt); $(grep -o '^writes: [0-9]* calls' fit.txt) given their file's rest"
   else bad "explore: variants '$tagged', $(grep margin fit.txt)"; fi
   run "a fitted model drives the calls (its choice, or the cost model's within its margin)" "tuning model (chose|kept the cost model)" "tuning=$work/fitted.tune" --kernel array1d --dist uniform --size 64K
 else bad "explore/fit: $(tail -5 explore.txt fit.txt 2>/dev/null)"; fi

@@ -201,7 +201,8 @@ def test_fit_writes_table_and_model(tmp_path):
                          capture_output=True, text=True, check=True).stdout
     for kind in ("decision_tree", "random_forest", "gradient_boosting"):
         assert kind in out
-    assert "call err" in out.splitlines()[2], out
+    assert "call err" in out.splitlines()[3], out
+    assert out.startswith("writes: each call's own time (no explore CSV"), out  # records without explore's runs
     errs = {l.split()[0]: float(l.split()[1].rstrip("%")) for l in out.splitlines()
             if l.split() and l.split()[0] in ("decision_tree", "random_forest", "gradient_boosting")}
     calls = {l.split()[0]: float(l.split()[4].rstrip("%")) for l in out.splitlines()
@@ -668,3 +669,43 @@ def test_margin_is_chosen_by_the_engines_choices():
     assert tt.margin_of(args, 0.2, None, lines.append) == 0.2 and "median error" in lines[-1]
     assert tt.margin_of(args, 0.2, {0.0: []}, lines.append) == 0.2
     assert tt.margin_of(argparse.Namespace(margin="0.05"), 0.2, {0.0: [1.0, 1.0]}, lines.append) == 0.05
+
+
+def test_a_write_gets_its_share_of_its_files_deferred_time(tmp_path):
+    # one explore run of two settings x two repetitions, each file written by
+    # two write calls (1 and 3 bytes per rank) and read by one: tagg-bench's
+    # write time of the file beyond its calls is shared by the write calls
+    # in proportion to their bytes; reads keep their own time
+    rec = tmp_path / "r.jsonl"
+    lines = []
+    for rep in (1, 2):
+        for variant in ("default", "direct"):
+            for b, is_read in ((1, 0), (3, 0), (4, 1)):
+                r = {k: 0 for k in tt.VOCAB}
+                r.update(tagg_record=5, op="write", file="f.h5", ranks=2, bytes_per_rank=b, is_read=is_read,
+                         direct=int(variant == "direct"), t_plan=0, t_move=0, t_fs=0, t_total=0.01)
+                r.update({k: 0.0 for k in tt.COSTS})
+                lines.append(json.dumps(r))
+    rec.write_text("\n".join(lines) + "\n")
+    csv = tmp_path / "run.csv"
+    head = "kernel,ranks,files,variant,rep,status,bytes,write_s,write_MiBs,read_s,read_MiBs,read_cache,position\n"
+    rows_csv = ["k,2,shared,default,1,ok,8,0.10,1,0.1,1,drop,2", "k,2,shared,direct,1,ok,8,0.06,1,0.1,1,drop,1",
+                "k,2,shared,default,2,ok,8,0.02,1,0.1,1,drop,1", "k,2,shared,direct,2,ok,8,0.01,1,0.1,1,drop,2",
+                "k,2,shared,default,median,ok,8,0.06,1,0.1,1,,"]
+    csv.write_text(head + "\n".join(rows_csv) + "\n")
+    (tmp_path / "r.jsonl.runs").write_text(json.dumps({"kernel": "k", "records": [1, 12], "csv": str(csv)}) + "\n")
+    rows = tt.attach_variants(tt.attach_kernels(tt.read_records([str(rec)]), [str(rec)]), [str(rec)])
+    # repetition 1 ran direct first (position 1), repetition 2 default first
+    assert [r["_variant"] for r in rows] == ["direct"] * 3 + ["default"] * 3 + ["default"] * 3 + ["direct"] * 3
+    assert tt.add_deferred_writes(rows) == 4  # rep 2's files took no more than their calls: unchanged
+    t = [r[tt.TARGET] for r in rows]
+    # direct, rep 1: 0.06 - 0.02 = 0.04 shared 1:3
+    assert t[0:3] == [pytest.approx(0.02), pytest.approx(0.04), 0.01]
+    # default, rep 1: 0.10 - 0.02 = 0.08; default, rep 2: 0.02 - 0.02 = 0 (a share of nothing)
+    assert t[3:6] == [pytest.approx(0.03), pytest.approx(0.07), 0.01]
+    assert t[6:12] == [0.01] * 6
+    assert rows[1]["_t_call"] == 0.01 and "_t_call" not in rows[2]
+    # without a CSV the records keep their own times
+    (tmp_path / "r.jsonl.runs").write_text(json.dumps({"kernel": "k", "records": [1, 12], "csv": "/nonexistent"}) + "\n")
+    rows = tt.attach_variants(tt.attach_kernels(tt.read_records([str(rec)]), [str(rec)]), [str(rec)])
+    assert tt.add_deferred_writes(rows) == 0 and all(r[tt.TARGET] == 0.01 for r in rows)

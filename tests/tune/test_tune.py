@@ -678,8 +678,8 @@ def test_a_write_gets_its_share_of_its_files_deferred_time(tmp_path):
     # in proportion to their bytes; reads keep their own time
     rec = tmp_path / "r.jsonl"
     lines = []
-    for rep in (1, 2):
-        for variant in ("default", "direct"):
+    for rep, order in ((1, ("direct", "default")), (2, ("default", "direct"))):  # as the CSV's positions say
+        for variant in order:
             for b, is_read in ((1, 0), (3, 0), (4, 1)):
                 r = {k: 0 for k in tt.VOCAB}
                 r.update(tagg_record=5, op="write", file="f.h5", ranks=2, bytes_per_rank=b, is_read=is_read,
@@ -697,6 +697,7 @@ def test_a_write_gets_its_share_of_its_files_deferred_time(tmp_path):
     rows = tt.attach_variants(tt.attach_kernels(tt.read_records([str(rec)]), [str(rec)]), [str(rec)])
     # repetition 1 ran direct first (position 1), repetition 2 default first
     assert [r["_variant"] for r in rows] == ["direct"] * 3 + ["default"] * 3 + ["default"] * 3 + ["direct"] * 3
+    assert [r["direct"] for r in rows] == [1] * 3 + [0] * 6 + [1] * 3
     assert tt.add_deferred_writes(rows) == 4  # rep 2's files took no more than their calls: unchanged
     t = [r[tt.TARGET] for r in rows]
     # direct, rep 1: 0.06 - 0.02 = 0.04 shared 1:3

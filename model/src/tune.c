@@ -79,9 +79,11 @@ struct tagg_tune_model {
     int     input[TAGG_TV_COUNT_]; /* variable of each input */
     int     ncand;
     cand_t  cand[TAGG_TV_COUNT_];
+    int     ncombo;     /* format 5: the combinations of candidate values the records held (0: every one) */
+    double *combo;      /* ncombo x ncand values, in the order of cand */
     double  init, rate; /* gbdt */
     int     per_byte;   /* target log_seconds_per_byte: the trees predict ln(seconds / bytes of the call) */
-    int     version;    /* file format: 2 to 4 see x through tagg_tune_effective */
+    int     version;    /* file format: 2 to 5 see x through tagg_tune_effective */
     double  margin;     /* the predicted gain a choice needs over the cost model's (0: none) */
     uint64_t sum;       /* the 'end' line's checksum */
     int     ntrees;
@@ -94,6 +96,7 @@ void tagg_tune_free(tagg_tune_model_t *m)
         return;
     for (int i = 0; i < m->ncand; i++)
         free(m->cand[i].value);
+    free(m->combo);
     for (int t = 0; m->tree && t < m->ntrees; t++)
         free(m->tree[t].node);
     free(m->tree);
@@ -353,6 +356,46 @@ static int parse_tree(reader_t *r, const tagg_tune_model_t *m, tree_t *t)
     return rc;
 }
 
+/* "combos N" (words w[0..nw)), then N lines "combo V1 .. Vk", k the
+ * candidates lines, each value one of its setting's candidates. */
+static int parse_combos(reader_t *r, tagg_tune_model_t *m, char **w, int nw)
+{
+    long n;
+    if (m->version < 5)
+        return fail(r, "a 'combos' section in a model of format %d (it came with format 5)", m->version);
+    if (nw != 2 || to_long(r, w[1], 1, TAGG_TUNE_MAX_COMBOS, &n, "combination count") < 0)
+        return nw != 2 ? fail(r, "expected 'combos N'") : -1;
+    if (m->ncand < 1)
+        return fail(r, "combinations of no candidates");
+    /* each combo line is at least 7 bytes: a count the rest cannot hold is a lie */
+    if ((size_t)n * 7 > (size_t)(r->end - r->p))
+        return fail(r, "%ld combinations cannot fit in the %zu bytes left (truncated?)", n, (size_t)(r->end - r->p));
+    m->combo = malloc(sizeof *m->combo * (size_t)n * (size_t)m->ncand);
+    if (!m->combo)
+        return fail(r, "out of memory");
+    for (long c = 0; c < n; c++) {
+        if (next_line(r) < 0)
+            return -1;
+        char *v[TAGG_TV_COUNT_ + 2];
+        int   k = words(r->buf, v, TAGG_TV_COUNT_ + 2);
+        if (k != m->ncand + 1 || strcmp(v[0], "combo") != 0)
+            return fail(r, "expected 'combo' and %d value%s", m->ncand, m->ncand == 1 ? "" : "s");
+        double *row = &m->combo[c * m->ncand];
+        for (int i = 0; i < m->ncand; i++) {
+            if (to_double(r, v[i + 1], &row[i], "combination value") < 0)
+                return -1;
+            int known = 0;
+            for (int j = 0; j < m->cand[i].n && !known; j++)
+                known = m->cand[i].value[j] == row[i];
+            if (!known)
+                return fail(r, "combination value %s of '%s' is not one of its candidates", v[i + 1],
+                            tagg_tune_var_name(m->cand[i].var));
+        }
+        m->ncombo++;
+    }
+    return 0;
+}
+
 int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char *err, size_t errlen)
 {
     reader_t r = {.p = text, .end = text + len, .err = err, .errlen = errlen};
@@ -459,7 +502,13 @@ int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char 
             if (to_double(&r, w[i], &c->value[c->n++], "candidate value") < 0)
                 goto done;
     }
-    /* r.buf holds the combine line */
+    /* r.buf holds the combos line (format 5, optional) or the combine line */
+    if (nw >= 1 && strcmp(w[0], "combos") == 0) {
+        if (parse_combos(&r, m, w, nw) < 0)
+            goto done;
+        TAKE();
+        nw = words(r.buf, w, 70);
+    }
     if (nw == 2 && strcmp(w[0], "combine") == 0 && strcmp(w[1], "mean") == 0 && m->kind != KIND_GBDT) {
         m->init = 0, m->rate = 1;
     } else if (nw == 4 && strcmp(w[0], "combine") == 0 && strcmp(w[1], "gbdt") == 0 && m->kind == KIND_GBDT) {
@@ -699,8 +748,21 @@ double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUN
     memcpy(try, x, sizeof try);
     memcpy(best, x, sizeof best);
     for (int combo = 0; combo < TAGG_TUNE_MAX_COMBOS; combo++) {
-        for (int i = 0; i < nfree; i++)
-            try[free_c[i]->var] = free_c[i]->value[pos[i]];
+        if (m->ncombo) { /* format 5: the combinations the records held that agree with the forced settings */
+            if (combo == m->ncombo)
+                break;
+            const double *row   = &m->combo[combo * m->ncand];
+            int           match = 1;
+            for (int c = 0; c < m->ncand && match; c++)
+                match = !forced[m->cand[c].var] || row[c] == x[m->cand[c].var];
+            if (!match)
+                continue;
+            for (int c = 0; c < m->ncand; c++)
+                try[m->cand[c].var] = row[c];
+        }
+        else
+            for (int i = 0; i < nfree; i++)
+                try[free_c[i]->var] = free_c[i]->value[pos[i]];
         /* only combinations a call can have (records say so): a direct call
          * has 0 aggregators, an aggregated one at least 1 */
         int    ok = !aggr_free || (try[TAGG_TV_DIRECT] >= 0.5 ? try[TAGG_TV_AGGREGATORS] == 0
@@ -710,7 +772,9 @@ double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUN
         double t  = ok ? tagg_tune_predict(m, try, NULL) : INFINITY;
         if (t < best_t)
             best_t = t, memcpy(best, try, sizeof best);
-        /* next combination (odometer) */
+        if (m->ncombo)
+            continue;
+        /* next combination of every candidate value (odometer) */
         int i = 0;
         while (i < nfree && ++pos[i] == free_c[i]->n)
             pos[i++] = 0;

@@ -362,6 +362,31 @@ def test_call_errors_judge_each_call_by_its_medians():
     assert tt.call_errors([], []) == []
 
 
+def test_phase_errors_sum_a_files_calls():
+    """phase_errors (heldout's per phase figure): a repetition's calls of one
+    file and direction are summed, measured and predicted, and the median of
+    the sums is judged per (kernel, file system, op, setting); a call that is
+    off alone counts in its phase's sum, not as a call of its own; records
+    without explore's runs are left out."""
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]),
+                _kernel="k", _variant="default")
+    rows, pred = [], []
+    for rep, (a, b) in enumerate([(1.0, 3.0), (2.0, 2.0), (1.0, 9.0)]):  # sums 4, 4, 10: median 4
+        for t, p, size in ((a, 3.5, 1 << 20), (b, 0.5, 2 << 20)):  # predicted sums 4: each call off, the phase not
+            rows.append(dict(base, t_total=t, bytes_per_rank=size, _bench=("f", 1, rep, "default")))
+            pred.append(p)
+    rows.append(dict(base, is_read=1, t_total=2.0, _bench=("f", 1, 0, "default")))  # the read of rep 0: its own phase
+    pred.append(3.0)
+    rows.append(dict(base, t_total=1.0, _variant="direct", direct=1, _bench=("f", 1, 0, "direct")))
+    pred.append(1.25)
+    rows.append(dict(base, t_total=5.0, _variant=None, _bench=None))  # no run: left out
+    pred.append(50.0)
+    got = tt.phase_errors(rows, pred)
+    assert got == {("k", 1.0, 0.0, "default"): 0.0, ("k", 1.0, 1.0, "default"): 0.5, ("k", 1.0, 0.0, "direct"): 0.25}
+    assert tt.call_errors(rows[:6], pred[:6]) == [2.5, pytest.approx(5 / 6)]  # per call: medians 1 and 3
+    assert tt.phase_errors([], []) == {}
+
+
 def test_training_rows_group_repetitions():
     base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     rows = [dict(base, t_total=t) for t in (0.010, 0.011, 0.012, 0.5, 0.6)]
@@ -465,12 +490,17 @@ def test_cross_validation_fits_on_training_folds_only(monkeypatch):
 @pytest.mark.parametrize("target", ["seconds", "per_byte"])
 def test_c_choice_is_the_fastest_prediction(target, tmp_path):
     """The engine's choice (tagg_tune_choose, via tagg-tune-eval --choose) on a
-    fitted model is the combination of candidate settings with the smallest
-    prediction among those a call can have, found here by brute force in Python."""
+    fitted model is the combination of settings the records held (the model
+    file's combos) with the smallest prediction, found here by brute force in
+    Python; a combination no record had is never chosen, though the product of
+    the candidate values holds it (direct calls carry the file's 4 MiB buffers,
+    as tagg records them, and 16 MiB buffers only ever aggregated)."""
     import itertools
     rows = [dict(zip(tt.VOCAB + tt.COSTS + ["t_plan", "t_move", "t_fs", "t_total"], r)) for r in synthetic_rows(400)]
     for r in rows:
         r["buffers"] = random.Random(int(r["t_total"] * 1e9)).choice([2, 4])
+        if r["direct"]:
+            r["buffer_size"] = 4 << 20
     inputs = ["ranks", "bytes_per_rank", "pieces_per_rank", "direct", "aggregators", "buffer_size", "buffers"]
     args = argparse.Namespace(center="rel", target=target, seed=1, trees=20)
     _, text = tt.fit_export(rows, inputs, "random_forest", args)
@@ -478,23 +508,29 @@ def test_c_choice_is_the_fastest_prediction(target, tmp_path):
     model.write_text(text)
     m = tt.load_model(str(model))
     assert set(m["cands"]) == {"direct", "aggregators", "buffer_size", "buffers"}
+    names = list(m["cands"])
+    seen = {tuple(float(r[k]) for k in names) for r in rows}
+    assert {tuple(c) for c in m["combos"]} == seen
+    product = set(itertools.product(*(m["cands"][k] for k in names)))
+    assert seen < product and any(c[0] == 1 and c[2] != 4 << 20 for c in product - seen)
     probes = [[r[k] for k in tt.VOCAB] for r in rows[:60]]
     out = subprocess.run([EVAL, "--choose", str(model)], input="".join(" ".join(repr(float(x)) for x in p) + "\n" for p in probes),
                          capture_output=True, text=True, check=True).stdout.splitlines()
     assert len(out) == len(probes)
-    names = list(m["cands"])
+    phantoms = 0  # probes where a combination no record had is predicted faster than every one they had
     for p, line in zip(probes, out):
         best = math.inf
-        for combo in itertools.product(*(m["cands"][k] for k in names)):
-            x = dict(zip(tt.VOCAB, p), **dict(zip(names, combo)))
-            if (x["direct"] >= 0.5) != (x["aggregators"] == 0):
-                continue  # no call has it
-            best = min(best, tt.predict_one(m, x))
+        for combo in m["combos"]:
+            best = min(best, tt.predict_one(m, dict(zip(tt.VOCAB, p), **dict(zip(names, combo)))))
+        anything = min(tt.predict_one(m, dict(zip(tt.VOCAB, p), **dict(zip(names, c)))) for c in product
+                       if (c[0] >= 0.5) == (c[1] == 0))
+        phantoms += anything < best
         w = line.split()
         assert float(w[0]) == pytest.approx(best, rel=1e-12), (p, line)
         chosen = dict(zip(tt.VOCAB, p), **{kv.split("=")[0]: float(kv.split("=")[1]) for kv in w[1:]})
         assert tt.predict_one(m, chosen) == pytest.approx(best, rel=1e-12)
-        assert (chosen["direct"] >= 0.5) == (chosen["aggregators"] == 0)
+        assert tuple(chosen[k] for k in names) in seen
+    assert phantoms > 0  # the rule matters on these probes: every combination would have chosen otherwise
 
 
 def test_choice_quality_scores_the_chosen_setting():
@@ -572,7 +608,7 @@ def test_effective_repeat_python_is_c(tmp_path):
     est = DecisionTreeRegressor(random_state=0).fit(tt.features(rows, inputs), tt.target_of(rows, "seconds"))
     model = tmp_path / "m.tune"
     model.write_text(tt.export("decision_tree", est, inputs, [], "seconds"))
-    assert model.read_text().startswith("tagg-tune model 4\n")
+    assert model.read_text().startswith("tagg-tune model 5\n")  # format 5: format 4's rule (and combos)
     probe = [[r[k] for k in tt.VOCAB] for r in rows]
     pred_c, _ = c_eval(model, probe)
     pred_sk = np.exp(est.predict(tt.features(rows, inputs)))
@@ -587,7 +623,7 @@ def test_effective_repeat_python_is_c(tmp_path):
     def as_format(v):
         """The fitted model's file, declared format v (its checksum redone)."""
         path = tmp_path / ("v%d.tune" % v)
-        body = model.read_text().split("\nend ")[0].replace("tagg-tune model 4\n", "tagg-tune model %d\n" % v, 1) + "\n"
+        body = model.read_text().split("\nend ")[0].replace("tagg-tune model 5\n", "tagg-tune model %d\n" % v, 1) + "\n"
         path.write_text(body + "end %016x\n" % tt.fnv1a(body.encode("ascii")))
         return path
 
@@ -598,7 +634,8 @@ def test_effective_repeat_python_is_c(tmp_path):
     m1 = tt.load_model(str(v1))
     assert tt.predict_one(m1, rows[0]) == pytest.approx(pred_v1[0], rel=1e-12)
     # format 2: the rule without the read cache; format 3: the read cache keeps repeat, resident as
-    # probed; each by both readers, and each differs from format 4 on these rows
+    # probed; each by both readers, and each differs from formats 4 and 5 on these rows; format 4 is 5's
+    assert np.array_equal(c_eval(as_format(4), probe)[0], pred_c)
     for v in (2, 3):
         vf = as_format(v)
         pred_v, _ = c_eval(vf, probe)

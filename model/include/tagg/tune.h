@@ -26,6 +26,12 @@
  *   input aggregators
  *   candidates aggregators 1 2 4  settings the engine may choose, with the values
  *                                 the model was trained on (0 or more lines)
+ *   combos 2                      format 5, optional: the combinations of the candidate
+ *   combo 1                       values the records held, one line each, values in the
+ *   combo 4                       order of the candidates lines (each one of them); the
+ *                                 engine then chooses among these only (a forced setting
+ *                                 keeps the call's value), not among every combination
+ *                                 of the values, which a model never saw measured
  *   combine mean                  mean: average of the trees;
  *                                 gbdt INIT RATE: INIT + RATE * sum of the trees
  *   margin 0.2                    optional (absent: 0): the engine takes the model's
@@ -60,7 +66,8 @@ extern "C" {
 #endif
 
 #define TAGG_TUNE_MAGIC "tagg-tune model"
-#define TAGG_TUNE_VERSION 4 /* 2-4: repeat (4: and resident) as the evaluator sees it (tagg_tune_effective); 1-3 are still read */
+#define TAGG_TUNE_VERSION 5 /* 2-5: repeat (4, 5: and resident) as the evaluator sees it (tagg_tune_effective);
+                               5: the combinations seen (combos); 1-4 are still read */
 /* Format 3: the shared layout's read cache of read-only opens (core/src/rcache.h:
  * TAGG_RCACHE_MAX, TAGG_RCACHE_SLOTS) as tagg_tune_effective sees it. */
 #define TAGG_TUNE_RCACHE_RUN 4194304
@@ -186,9 +193,11 @@ double tagg_tune_predict(const tagg_tune_model_t *m, const double x[TAGG_TV_COUN
 
 /* Chooses settings: x holds the pattern and, for every setting, the value the
  * configuration or the cost model gives; forced[v] != 0 keeps setting v as it
- * is.  Every combination of the candidate values of the free settings the
- * model knows is predicted (at most TAGG_TUNE_MAX_COMBOS, else the first ones
- * in order), and the fastest is written into x.  When aggregators is free, only
+ * is.  Every combination the model's file lists (format 5: those its records
+ * held, the free settings taken from each), or else every combination of the
+ * candidate values of the free settings the model knows, is predicted (at
+ * most TAGG_TUNE_MAX_COMBOS, else the first ones in order), and the fastest
+ * is written into x.  When aggregators is free, only
  * combinations a call can have are tried: direct with 0 aggregators, aggregated
  * with 1 or more (as records carry them).  Settings the model has no candidates
  * for stay as they are.  Returns the predicted seconds of the choice, or -1

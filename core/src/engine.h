@@ -63,6 +63,8 @@ typedef struct tagg_engine {
     tagg_req_desc_t  *prev_rows;
     tagg_call_plan_t  prev_plan;
     tagg_dir_t        prev_dir;
+    int               prev_mode, prev_naggr, prev_throttle; /* the settings prev_plan was made with (a tuned */
+    uint64_t          prev_bufsize;                          /* call may differ from the last: no reuse then) */
     uint64_t          reused;    /* plans reused (summary) */
     uint64_t          direct_calls, aggr_decisions; /* the model's choice (summary, rank 0) */
     uint64_t          spec_calls;  /* calls every rank accessed before the plan (speculative, summary) */

@@ -210,8 +210,16 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, tagg_dir_
     if (tagg_engine_tune(f, e, &in, dir) < 0) /* the same rows everywhere: every rank fails */
         return -1;
     int64_t delta = 0;
-    int     reuse = e->prev_plan.action == TAGG_CALL_AGGREGATE && e->prev_plan.aggr && !in.owner && e->prev_dir == dir &&
-                tagg_req_same_shape(e->prev_rows, e->req, P, &delta) && delta % (int64_t)in.unit == 0;
+    /* the settings must be those the previous plan was made with: without a
+     * model they are the file's, with one they are this call's decision, which
+     * may differ for the same shape (a re-read of what the last call read is
+     * `repeat`, maybe resident: until session 46 it took the first read's
+     * aggregators, where the model chose direct access for it) */
+    int same  = (int)in.mode == e->prev_mode && in.naggr == e->prev_naggr && in.throttle == e->prev_throttle &&
+               in.bufsize == e->prev_bufsize;
+    int reuse = same && e->prev_plan.action == TAGG_CALL_AGGREGATE && e->prev_plan.aggr && !in.owner &&
+                e->prev_dir == dir && tagg_req_same_shape(e->prev_rows, e->req, P, &delta) &&
+                delta % (int64_t)in.unit == 0;
     if (reuse) { /* the previous plan, shifted by delta */
         c->plan      = e->prev_plan;
         c->plan.lo   = (uint64_t)((int64_t)c->plan.lo + delta);
@@ -250,6 +258,8 @@ int tagg_engine_plan(tagg_file_t *f, tagg_engine_t *e, tagg_call_t *c, tagg_dir_
     e->prev_dir  = dir;
     if (!reuse) {
         tagg_call_plan_free(&e->prev_plan);
+        e->prev_mode = (int)in.mode, e->prev_naggr = in.naggr, e->prev_throttle = in.throttle;
+        e->prev_bufsize   = in.bufsize;
         e->prev_plan      = c->plan;
         e->prev_plan.aggr = malloc((size_t)c->plan.ndom * sizeof *c->plan.aggr);
         if (e->prev_plan.aggr)

@@ -62,6 +62,18 @@ run "three files of one pattern: the model evaluated three times, not six" \
   "tuning model chose direct=0" "tuning=$work/agg.tune" --kernel array1d --dist uniform --size 2M --reps 3
 n=$(grep -c "tuning model chose" out.txt) agg=$(grep -c '"direct":0' rec.jsonl)
 [ "$n" = 3 ] && [ "$agg" = 6 ] && ok "  ... $n evaluations, $agg aggregated calls" || bad "  ... $n evaluations (want 3), $agg aggregated calls (want 6)"
+# a call of the last call's shape reuses its plan only when the model decided the same for it: VPIC
+# AoS reads its records once per member, and the re-reads (repeat 1) of what the first read took
+# through aggregators are read directly where the model says so (until session 46 every re-read took
+# the first read's aggregated plan, the model unasked)
+sealed rep.tune "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 2\ninput repeat\ninput direct\ncandidates direct 0 1\ncombine mean\ntrees 1\ntree 0 7\nnode 0 0 0.5 1 4 0\nnode 1 1 0.5 2 3 0\nnode 2 -1 0 -1 -1 0\nnode 3 -1 0 -1 -1 5\nnode 4 1 0.5 5 6 0\nnode 5 -1 0 -1 -1 5\nnode 6 -1 0 -1 -1 0\n")"
+run "a re-read of the last call's shape follows the model, not the last plan" \
+  "tuning model chose direct=1" "tuning=$work/rep.tune" --kernel vpic --layout aos --particles 8192
+first=$(grep -c '"op":"read".*"repeat":0,.*"direct":0,' rec.jsonl) again=$(grep -c '"op":"read".*"repeat":1,.*"direct":1,' rec.jsonl)
+stale=$(grep -c '"op":"read".*"repeat":1,.*"direct":0,' rec.jsonl)
+[ "$first" -ge 1 ] && [ "$again" -ge 1 ] && [ "$stale" = 0 ] \
+  && ok "  ... first reads aggregated ($first), re-reads direct ($again), none aggregated" \
+  || bad "  ... first reads aggregated $first (want >= 1), re-reads direct $again (want >= 1), aggregated $stale (want 0)"
 run "model forces direct access of S3D blocks (the cost model aggregates them)" \
   "tuning model chose direct=1" "tuning=$work/dir.tune" --kernel s3d --grid 8 8 8
 grep -q 'aggr_write_calls=0' sum.txt && ok "  ... and no aggregated write" || bad "  ... summary: $(cat sum.txt)"

@@ -166,70 +166,6 @@ static void test_choose(void **state)
     tagg_tune_free(m);
 }
 
-/* Format 5: the engine chooses among the combinations the records held. A
- * tree on (direct, buffer_size): direct calls predicted fastest with 1 MiB
- * rounds (0.5 s, a combination no record had: direct calls carry the file's
- * 4 MiB), then aggregated with 1 MiB (1 s), direct with 4 MiB (2 s), the rest
- * 4 s. Every combination of the values: the phantom; the listed ones: 1 MiB
- * aggregated; with a forced setting, only the combinations that have the
- * call's value of it. */
-static const char *combos_body =
-    "tagg-tune model 5\nkind decision_tree\ntarget log_seconds\ninputs 3\ninput direct\ninput aggregators\n"
-    "input buffer_size\ncandidates direct 0 1\ncandidates aggregators 0 1\n"
-    "candidates buffer_size 1048576 4194304\ncombos 3\ncombo 0 1 1048576\ncombo 0 1 4194304\n"
-    "combo 1 0 4194304\ncombine mean\ntrees 1\ntree 0 7\n"
-    "node 0 0 0x1p-1 1 4 0\nnode 1 2 2097152 2 3 0\nnode 2 -1 0 -1 -1 0\nnode 3 -1 0 -1 -1 0x1.62e42fefa39efp+0\n"
-    "node 4 2 2097152 5 6 0\nnode 5 -1 0 -1 -1 -0x1.62e42fefa39efp-1\nnode 6 -1 0 -1 -1 0x1.62e42fefa39efp-1\n";
-
-static const char *try_edit(const char *body, const char *from, const char *to, int seal_it);
-
-static void test_combos(void **state)
-{
-    (void)state;
-    tagg_tune_model_t *m = load(combos_body);
-    double x[TAGG_TV_COUNT_] = {0}, y[TAGG_TV_COUNT_];
-    int    forced[TAGG_TV_COUNT_] = {0};
-    x[TAGG_TV_DIRECT] = 1, x[TAGG_TV_BUFFER_SIZE] = 4194304;
-    memcpy(y, x, sizeof y);
-    y[TAGG_TV_BUFFER_SIZE] = 1048576;
-    assert_double_equal(tagg_tune_predict(m, y, NULL), 0.5, 1e-12); /* the phantom, were it tried */
-    assert_double_equal(tagg_tune_choose(m, x, forced), 1.0, 1e-12);
-    assert_double_equal(x[TAGG_TV_DIRECT], 0, 0);
-    assert_double_equal(x[TAGG_TV_AGGREGATORS], 1, 0);
-    assert_double_equal(x[TAGG_TV_BUFFER_SIZE], 1048576, 0);
-    /* round buffers limited to 1 MiB below: 4 MiB combinations are out, 1 MiB aggregated stays */
-    double upper[TAGG_TV_COUNT_] = {[TAGG_TV_BUFFER_SIZE] = 2097152};
-    assert_double_equal(tagg_tune_choose_within(m, x, forced, upper), 1.0, 1e-12);
-    /* direct forced by the user (aggregators with it): only the combinations with the call's
-     * values of both are tried, direct with 4 MiB (not the phantom with 1 MiB) */
-    forced[TAGG_TV_DIRECT] = forced[TAGG_TV_AGGREGATORS] = 1;
-    x[TAGG_TV_DIRECT] = 1, x[TAGG_TV_AGGREGATORS] = 0, x[TAGG_TV_BUFFER_SIZE] = 1048576;
-    assert_double_equal(tagg_tune_choose(m, x, forced), 2.0, 1e-12);
-    assert_double_equal(x[TAGG_TV_DIRECT], 1, 0);
-    assert_double_equal(x[TAGG_TV_BUFFER_SIZE], 4194304, 0);
-    /* a forced value no combination has (2 aggregators): nothing to choose, x unchanged */
-    x[TAGG_TV_DIRECT] = 0, x[TAGG_TV_AGGREGATORS] = 2, x[TAGG_TV_BUFFER_SIZE] = 1048576;
-    assert_double_equal(tagg_tune_choose(m, x, forced), -1, 0);
-    assert_double_equal(x[TAGG_TV_AGGREGATORS], 2, 0);
-    assert_double_equal(x[TAGG_TV_BUFFER_SIZE], 1048576, 0);
-    tagg_tune_free(m);
-    /* a combination value that is not one of its setting's candidates, a short line, a lying count */
-    const char *edits[][3] = {
-        {"combo 0 1 4194304\n", "combo 0 1 2097152\n", "combination value 2097152 of 'buffer_size' is not one of its candidates"},
-        {"combo 0 1 4194304\n", "combo 0 1\n", "expected 'combo' and 3 values"},
-        {"combos 3\n", "combos 0\n", "combination count '0' is not an integer in 1..65536"},
-        {"combos 3\n", "combos 4\n", "expected 'combo' and 3 values"},
-        {"combos 3\n", "combos 999999\n", "combination count '999999'"},
-    };
-    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-        const char *err = try_edit(combos_body, edits[i][0], edits[i][1], 1);
-        if (!err)
-            fail_msg("an edit of '%s' into '%s' was accepted", edits[i][0], edits[i][1]);
-        if (!strstr(err, edits[i][2]))
-            fail_msg("message '%s' lacks '%s'", err, edits[i][2]);
-    }
-}
-
 static void test_gbdt_and_forest(void **state)
 {
     (void)state;
@@ -283,13 +219,75 @@ static const char *try_edit(const char *body, const char *from, const char *to, 
     return rc < 0 ? err : NULL;
 }
 
-static void expect_error(const char *from, const char *to, int seal_it, const char *msg)
+static void expect_error_in(const char *body, const char *from, const char *to, int seal_it, const char *msg)
 {
-    const char *err = try_edit(tree_body, from, to, seal_it);
+    const char *err = try_edit(body, from, to, seal_it);
     if (!err)
         fail_msg("an edit of '%s' into '%s' was accepted", from, to);
     if (!strstr(err, msg))
         fail_msg("message '%s' lacks '%s'", err, msg);
+}
+
+static void expect_error(const char *from, const char *to, int seal_it, const char *msg)
+{
+    expect_error_in(tree_body, from, to, seal_it, msg);
+}
+
+/* Format 5: the engine chooses among the combinations the records held. A
+ * tree on (direct, buffer_size): direct calls predicted fastest with 1 MiB
+ * rounds (0.5 s, a combination no record had: direct calls carry the file's
+ * 4 MiB), then aggregated with 1 MiB (1 s), direct with 4 MiB (2 s), the rest
+ * 4 s. Every combination of the values: the phantom; the listed ones: 1 MiB
+ * aggregated; with a forced setting, only the combinations that have the
+ * call's value of it. */
+static const char *combos_body =
+    "tagg-tune model 5\nkind decision_tree\ntarget log_seconds\ninputs 3\ninput direct\ninput aggregators\n"
+    "input buffer_size\ncandidates direct 0 1\ncandidates aggregators 0 1\n"
+    "candidates buffer_size 1048576 4194304\ncombos 3\ncombo 0 1 1048576\ncombo 0 1 4194304\n"
+    "combo 1 0 4194304\ncombine mean\ntrees 1\ntree 0 7\n"
+    "node 0 0 0x1p-1 1 4 0\nnode 1 2 2097152 2 3 0\nnode 2 -1 0 -1 -1 0\nnode 3 -1 0 -1 -1 0x1.62e42fefa39efp+0\n"
+    "node 4 2 2097152 5 6 0\nnode 5 -1 0 -1 -1 -0x1.62e42fefa39efp-1\nnode 6 -1 0 -1 -1 0x1.62e42fefa39efp-1\n";
+
+static void test_combos(void **state)
+{
+    (void)state;
+    tagg_tune_model_t *m = load(combos_body);
+    double x[TAGG_TV_COUNT_] = {0}, y[TAGG_TV_COUNT_];
+    int    forced[TAGG_TV_COUNT_] = {0};
+    x[TAGG_TV_DIRECT] = 1, x[TAGG_TV_BUFFER_SIZE] = 4194304;
+    memcpy(y, x, sizeof y);
+    y[TAGG_TV_BUFFER_SIZE] = 1048576;
+    assert_double_equal(tagg_tune_predict(m, y, NULL), 0.5, 1e-12); /* the phantom, were it tried */
+    assert_double_equal(tagg_tune_choose(m, x, forced), 1.0, 1e-12);
+    assert_double_equal(x[TAGG_TV_DIRECT], 0, 0);
+    assert_double_equal(x[TAGG_TV_AGGREGATORS], 1, 0);
+    assert_double_equal(x[TAGG_TV_BUFFER_SIZE], 1048576, 0);
+    /* round buffers limited to 1 MiB below: 4 MiB combinations are out, 1 MiB aggregated stays */
+    double upper[TAGG_TV_COUNT_] = {[TAGG_TV_BUFFER_SIZE] = 2097152};
+    assert_double_equal(tagg_tune_choose_within(m, x, forced, upper), 1.0, 1e-12);
+    /* direct forced by the user (aggregators with it): only the combinations with the call's
+     * values of both are tried, direct with 4 MiB (not the phantom with 1 MiB) */
+    forced[TAGG_TV_DIRECT] = forced[TAGG_TV_AGGREGATORS] = 1;
+    x[TAGG_TV_DIRECT] = 1, x[TAGG_TV_AGGREGATORS] = 0, x[TAGG_TV_BUFFER_SIZE] = 1048576;
+    assert_double_equal(tagg_tune_choose(m, x, forced), 2.0, 1e-12);
+    assert_double_equal(x[TAGG_TV_DIRECT], 1, 0);
+    assert_double_equal(x[TAGG_TV_BUFFER_SIZE], 4194304, 0);
+    /* a forced value no combination has (2 aggregators): nothing to choose, x unchanged */
+    x[TAGG_TV_DIRECT] = 0, x[TAGG_TV_AGGREGATORS] = 2, x[TAGG_TV_BUFFER_SIZE] = 1048576;
+    assert_double_equal(tagg_tune_choose(m, x, forced), -1, 0);
+    assert_double_equal(x[TAGG_TV_AGGREGATORS], 2, 0);
+    assert_double_equal(x[TAGG_TV_BUFFER_SIZE], 1048576, 0);
+    tagg_tune_free(m);
+    /* a combination value that is not one of its setting's candidates, a short line, a lying count */
+    const char *edits[][3] = {
+        {"combo 0 1 4194304\n", "combo 0 1 2097152\n", "combination value 2097152 of 'buffer_size' is not one of its candidates"},
+        {"combo 0 1 4194304\n", "combo 0 1\n", "expected 'combo' and 3 values"},
+        {"combos 3\n", "combos 0\n", "combination count '0' is not an integer in 1..65536"},
+        {"combos 3\n", "combos 4\n", "expected 'combo' and 3 values"},
+        {"combos 3\n", "combos 999999\n", "combination count '999999'"},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++)
+        expect_error_in(combos_body, edits[i][0], edits[i][1], 1, edits[i][2]);
 }
 
 static void test_bad_files(void **state)

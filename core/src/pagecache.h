@@ -5,9 +5,13 @@
  * later calls, so the same call of a sweep takes 0.2 ms or 2 ms by what an
  * earlier call brought in; nothing else in a record says which.
  *
- * Linux's cachestat(2) (kernel 6.5+: one call, no mapping), else mincore(2)
- * on a read-only shared mapping of the range (any Linux; at most
- * TAGG_PAGECACHE_MINCORE_MAX bytes). Never reads or changes the file. */
+ * Resident means up to date: mincore(2) on read-only shared mappings of the
+ * range (any Linux; TAGG_PAGECACHE_MINCORE_MAX bytes at a time). cachestat(2)
+ * (Linux 6.5+, no mapping) answers first where the range holds no page at
+ * all; it also counts pages that readahead has put in the cache and is still
+ * reading (until session 47 its count was taken: the same 1 MiB read then
+ * took 2 ms at "resident 1"), so it is the count only where no mapping can be
+ * made. Never reads or changes the file. */
 #ifndef TAGG_PAGECACHE_H
 #define TAGG_PAGECACHE_H
 
@@ -16,11 +20,12 @@
 #define TAGG_PAGECACHE_MINCORE_MAX ((uint64_t)1 << 30)
 
 /* Bytes of [off, off + len) of the file open as fd that are in the page cache
- * (whole pages counted, at most len). 0 and *bytes, or -1 when it cannot be
- * told (no system call for it, a range too large for the fallback). */
+ * and up to date (whole pages counted, at most len). 0 and *bytes, or -1 when
+ * it cannot be told (no system call for it, no mapping of the file). */
 int tagg_pagecache_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes);
 
-/* The same by one way only (tests): TAGG_PAGECACHE_CACHESTAT or _MINCORE. */
+/* The same by one way only (tests): TAGG_PAGECACHE_CACHESTAT (pages under
+ * readahead's read counted) or _MINCORE; both: tagg_pagecache_resident. */
 enum { TAGG_PAGECACHE_CACHESTAT = 1, TAGG_PAGECACHE_MINCORE = 2 };
 int tagg_pagecache_resident_by(int how, int fd, uint64_t off, uint64_t len, uint64_t *bytes);
 

@@ -215,7 +215,7 @@ assert all(r["past_end"] == 0 for r in recs if r["op"] == "read"), [r["past_end"
 assert recs[0]["repeat"] == 0, recs[0]
 # the cost model's estimates of each call (format 3): both made for raw data;
 # dio_min (format 4): this local file system is accessed buffered
-assert all(r["tagg_record"] == 5 and r["cost_direct"] > 0 and r["cost_aggr"] > 0 for r in recs), recs
+assert all(r["tagg_record"] == 6 and r["cost_direct"] > 0 and r["cost_aggr"] > 0 for r in recs), recs
 assert all(r["dio_min"] == 0 for r in recs), recs
 PY
 # HDF5 reads a compound's records before setting a member (its background

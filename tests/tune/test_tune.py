@@ -83,12 +83,19 @@ def test_record_round_trip(tmp_path):
     assert len(tt.VOCAB) == VOCAB_LEN and len(json.loads(lines[0])) == VOCAB_LEN + 9  # + format, op, file, 6 numbers
     for row, line in zip(rows, lines):
         r = json.loads(line)
-        assert r["tagg_record"] == 5 and r["op"] == "write"
+        assert r["tagg_record"] == 6 and r["op"] == "write"
         assert r["file"] == 'a "quoted"\\name\n.h5'
         for k, x in zip(tt.VOCAB + tt.COSTS + ["t_plan", "t_move", "t_fs", "t_total"], row):
             assert r[k] == float(x), k  # exact: 17 significant digits
     back = tt.read_records([str(path)])
     assert len(back) == len(rows)
+    # format 5 (resident with pages under readahead) is still read, as it is
+    old = [json.loads(line) for line in lines]
+    for r in old:
+        r["tagg_record"] = 5
+    path.write_text("".join(json.dumps(r) + "\n" for r in old))
+    back = tt.read_records([str(path)])
+    assert [r["resident"] for r in back] == [r["resident"] for r in old]
     # format 4 (no resident) is still read, resident as 0 (not measured)
     old = [json.loads(line) for line in lines]
     assert any(r["resident"] != 0 for r in old)
@@ -128,9 +135,9 @@ def test_record_round_trip(tmp_path):
     path.write_text(json.dumps(no_cost) + "\n")
     r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
     assert r.returncode == 1 and "record lacks numeric cost_aggr" in r.stderr, r.stderr
-    path.write_text(lines[0].replace('"tagg_record":5', '"tagg_record":6') + "\n")
+    path.write_text(lines[0].replace('"tagg_record":6', '"tagg_record":7') + "\n")
     r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
-    assert r.returncode == 1 and "not a tagg record of format 1 to 5" in r.stderr, r.stderr
+    assert r.returncode == 1 and "not a tagg record of format 1 to 6" in r.stderr, r.stderr
     no_res = json.loads(lines[0])
     del no_res["resident"]
     path.write_text(json.dumps(no_res) + "\n")

@@ -74,7 +74,7 @@ extern "C" {
 #define TAGG_TUNE_RCACHE_SLOTS 4
 #define TAGG_TUNE_MAX_BYTES ((size_t)256 << 20) /* a model file is at most this big */
 #define TAGG_TUNE_MAX_COMBOS 65536              /* candidate settings tried per choice */
-#define TAGG_TUNE_RECORD_VERSION 5              /* "tagg_record" of the lines tagg appends */
+#define TAGG_TUNE_RECORD_VERSION 6              /* "tagg_record" of the lines tagg appends */
 #define TAGG_TUNE_RESIDENT_STEPS 8              /* resident is a multiple of 1/8 */
 
 /* The vocabulary: every quantity a record carries and a model may use. The
@@ -104,7 +104,8 @@ typedef enum {
                               direct_io's direct_io_min when every rank's layout uses it; for reads 0
                               with direct_io=write), 0 never */
   TAGG_TV_RESIDENT,        /* share of the call's bytes the node's page cache held when the call began
-                              (what earlier calls and the kernel's readahead brought in), in steps of
+                              (what earlier calls and the kernel's readahead brought in, up to date:
+                              record format 5 also counted pages still being read), in steps of
                               1/TAGG_TUNE_RESIDENT_STEPS (tagg_tune_resident_step), over the ranks that
                               could tell (the shared layout, through a descriptor the rank has open);
                               0 when none could */
@@ -213,10 +214,11 @@ double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUN
 
 /* ---- records (`record=FILE`): one JSON object a line ----------------------
  *
- *   {"tagg_record":5,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
+ *   {"tagg_record":6,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
  *    "cost_direct":0.051,"cost_aggr":0.042,"t_plan":0.0012,"t_move":0.0345,"t_fs":0.0211,"t_total":0.0568}
  *
- * Keys: tagg_record (format, 5; format 4 had no resident, format 3 no dio_min, format 2 no
+ * Keys: tagg_record (format, 6; format 5 counted in resident the pages the kernel's readahead
+ * was still reading, format 4 had no resident, format 3 no dio_min, format 2 no
  * cost_direct or cost_aggr either, format 1 neither past_end, setup nor
  * repeat), op ("write" or "read"), file
  * (the base name of the file, JSON-escaped), every vocabulary name above with

@@ -60,17 +60,11 @@ static int by_mincore(int fd, uint64_t off, uint64_t len, uint64_t page, uint64_
     for (; a < end && rc == 0; a += TAGG_PAGECACHE_MINCORE_MAX) {
         uint64_t span = end - a < TAGG_PAGECACHE_MINCORE_MAX ? end - a : TAGG_PAGECACHE_MINCORE_MAX;
         void    *p    = mmap(NULL, (size_t)span, PROT_READ, MAP_SHARED, fd, (off_t)a);
-        if (p == MAP_FAILED) {
-            rc = -1;
-            break;
-        }
-        size_t n = (size_t)((span + page - 1) / page);
-        if (mincore(p, (size_t)span, vec) == 0)
-            for (size_t i = 0; i < n; i++)
-                c += vec[i] & 1;
-        else
-            rc = -1;
-        munmap(p, (size_t)span);
+        rc            = p == MAP_FAILED ? -1 : mincore(p, (size_t)span, vec);
+        for (size_t i = 0; rc == 0 && i < (size_t)((span + page - 1) / page); i++)
+            c += vec[i] & 1;
+        if (p != MAP_FAILED)
+            munmap(p, (size_t)span);
     }
     free(vec);
     if (rc == 0)

@@ -117,8 +117,13 @@ static void readahead_in_flight(void **state)
     for (uint64_t o = 0; o < BIG; o += LEN)
         assert_int_equal(pwrite(fd, buf, LEN, (off_t)o), (ssize_t)LEN);
     free(buf);
+    /* the check needs a drop (not on tmpfs) and reads that do not wait (RWF_NOWAIT:
+     * pages just written are all readable so where the file system has them) */
+    int checkable = sfs.f_type != TMPFS_MAGIC_ && readable_now(fd, BIG) == BIG;
+    if (!checkable)
+        print_message("pagecache: no drop or no RWF_NOWAIT reads here: readahead's pages not checked\n");
     assert_int_equal(fdatasync(fd), 0);
-    for (int round = 0; round < 3 && sfs.f_type != TMPFS_MAGIC_; round++) {
+    for (int round = 0; round < 3 && checkable; round++) {
         assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
         assert_int_equal(posix_fadvise(fd, 0, BIG, POSIX_FADV_WILLNEED), 0);
         uint64_t b = 0;
@@ -128,7 +133,7 @@ static void readahead_in_flight(void **state)
             fail_msg("round %d: %llu bytes counted resident, %llu readable without waiting after", round,
                      (unsigned long long)b, (unsigned long long)r);
     }
-    /* all read: all resident, and all readable without waiting (the probe works) */
+    /* all read: all resident */
     buf = malloc(BIG);
     assert_non_null(buf);
     assert_int_equal(pread(fd, buf, BIG, 0), (ssize_t)BIG);
@@ -136,7 +141,6 @@ static void readahead_in_flight(void **state)
     uint64_t b = 0;
     assert_int_equal(tagg_pagecache_resident(fd, 0, BIG, &b), 0);
     assert_int_equal(b, BIG);
-    assert_int_equal(readable_now(fd, BIG), BIG);
     close(fd);
     unlink(path);
 }

@@ -28,7 +28,8 @@
 #define LEN (1u << 20)
 #define TMPFS_MAGIC_ 0x01021994
 
-static int make_file(char *path, size_t n)
+/* A file of `bytes` (a multiple of LEN) in the working directory, just written. */
+static int make_file(char *path, size_t n, uint64_t bytes)
 {
     snprintf(path, n, "pagecache-test-%ld.bin", (long)getpid());
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -36,7 +37,8 @@ static int make_file(char *path, size_t n)
     char *buf = malloc(LEN);
     assert_non_null(buf);
     memset(buf, 0x5a, LEN);
-    assert_int_equal(pwrite(fd, buf, LEN, 0), (ssize_t)LEN);
+    for (uint64_t o = 0; o < bytes; o += LEN)
+        assert_int_equal(pwrite(fd, buf, LEN, (off_t)o), (ssize_t)LEN);
     free(buf);
     return fd;
 }
@@ -45,7 +47,7 @@ static void written_then_dropped(void **state)
 {
     (void)state;
     char path[64];
-    int  fd = make_file(path, sizeof path);
+    int  fd = make_file(path, sizeof path, LEN);
     uint64_t b = 0, m = 0;
     /* written just now: in the cache, by both ways */
     assert_int_equal(tagg_pagecache_resident(fd, 0, LEN, &b), 0);
@@ -106,17 +108,9 @@ static void readahead_in_flight(void **state)
     (void)state;
     const uint64_t BIG = 8 * (uint64_t)LEN;
     char path[64];
-    snprintf(path, sizeof path, "pagecache-ra-%ld.bin", (long)getpid());
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    assert_true(fd >= 0);
+    int  fd = make_file(path, sizeof path, BIG);
     struct statfs sfs;
     assert_int_equal(fstatfs(fd, &sfs), 0);
-    char *buf = malloc(LEN);
-    assert_non_null(buf);
-    memset(buf, 0xa5, LEN);
-    for (uint64_t o = 0; o < BIG; o += LEN)
-        assert_int_equal(pwrite(fd, buf, LEN, (off_t)o), (ssize_t)LEN);
-    free(buf);
     /* the check needs a drop (not on tmpfs) and reads that do not wait (RWF_NOWAIT:
      * pages just written are all readable so where the file system has them) */
     int checkable = sfs.f_type != TMPFS_MAGIC_ && readable_now(fd, BIG) == BIG;
@@ -134,7 +128,7 @@ static void readahead_in_flight(void **state)
                      (unsigned long long)b, (unsigned long long)r);
     }
     /* all read: all resident */
-    buf = malloc(BIG);
+    char *buf = malloc(BIG);
     assert_non_null(buf);
     assert_int_equal(pread(fd, buf, BIG, 0), (ssize_t)BIG);
     free(buf);
@@ -151,7 +145,7 @@ static void larger_than_one_mapping(void **state)
 {
     (void)state;
     char path[64];
-    int  fd = make_file(path, sizeof path);
+    int  fd = make_file(path, sizeof path, LEN);
     uint64_t m = 0;
     assert_int_equal(tagg_pagecache_resident_by(TAGG_PAGECACHE_MINCORE, fd, 0, TAGG_PAGECACHE_MINCORE_MAX + 4096, &m), 0);
     assert_int_equal(m, LEN);
@@ -167,7 +161,7 @@ static void cannot_tell(void **state)
     uint64_t b = 7;
     assert_int_equal(tagg_pagecache_resident(-1, 0, 4096, &b), -1);
     char path[64];
-    int  fd = make_file(path, sizeof path);
+    int  fd = make_file(path, sizeof path, LEN);
     assert_int_equal(tagg_pagecache_resident(fd, 0, 0, &b), -1);                  /* nothing asked */
     assert_int_equal(tagg_pagecache_resident(fd, UINT64_MAX - 10, 100, &b), -1);  /* wraps */
     assert_int_equal(tagg_pagecache_resident(fd, (uint64_t)INT64_MAX, 4096, &b), -1); /* past off_t */

@@ -96,6 +96,7 @@ typedef struct tagg_engine {
     int                setup;         /* what the call under way makes (tune.h TAGG_TV_SETUP), the same on every rank */
     int                repeat;        /* the call asks what the previous one in its direction asked (TAGG_TV_REPEAT) */
     uint64_t           my_resident;   /* this rank's row's resident (tagg_engine_tune_probe) */
+    uint64_t           my_flight;     /* and its in_flight */
     uint64_t           last_hash[2];  /* [direction] hash of the previous call's rows, 0: none yet */
     int                rec_pending;
     tagg_tune_record_t rec;
@@ -157,6 +158,7 @@ struct tagg_engine_row {
     uint64_t        end;       /* the file's written end as this rank knows it (tune.h: past_end) */
     uint64_t        resident;  /* bytes of this rank's request in the page cache at the call's start
                                   (tune.h: resident), TAGG_RESIDENT_UNKNOWN when it cannot tell */
+    uint64_t        flight;    /* bytes of it there that readahead was still reading (tune.h: in_flight) */
     tagg_engine_mrow_t machine; /* last: gathered only at a file's first call */
 };
 typedef struct tagg_engine_row tagg_engine_row_t;
@@ -174,8 +176,8 @@ void tagg_engine_row_of(const tagg_extents_t *x, tagg_req_desc_t *q);
  * without record= or tuning=), the same on every rank. */
 void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir);
 /* engine_tune.c. Local, before the call touches the file: how much of this
- * rank's request x the page cache holds (e->my_resident, for its describe
- * row; TAGG_RESIDENT_UNKNOWN without record= or tuning=, or when the layout
+ * rank's request x the page cache holds (e->my_resident, and e->my_flight
+ * of it still being read, for its describe row; TAGG_RESIDENT_UNKNOWN without record= or tuning=, or when the layout
  * cannot tell). */
 void tagg_engine_tune_probe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x);
 

@@ -58,11 +58,12 @@ static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_
     /* every rank's layout moves this call's direction directly (writes only:
      * direct_io=write, or auto on a synced local disk; reads buffered then) */
     v[TAGG_TV_DIO_MIN]        = e->dio_block ? (double)f->cfg.direct_io_min : 0;
-    double rb = 0, rr = 0; /* the ranks that could tell */
+    double rb = 0, rr = 0, rf = 0; /* the ranks that could tell */
     for (int r = 0; r < P; r++)
         if (e->rows[r].resident != TAGG_RESIDENT_UNKNOWN && req[r].bytes)
-            rb += (double)req[r].bytes, rr += (double)e->rows[r].resident;
-    v[TAGG_TV_RESIDENT] = rb > 0 ? tagg_tune_resident_step(rr / rb) : 0;
+            rb += (double)req[r].bytes, rr += (double)e->rows[r].resident, rf += (double)e->rows[r].flight;
+    v[TAGG_TV_RESIDENT]  = rb > 0 ? tagg_tune_resident_step(rr / rb) : 0;
+    v[TAGG_TV_IN_FLIGHT] = rb > 0 ? tagg_tune_resident_step(rf / rb) : 0;
 }
 
 /* At most this many of a rank's runs are asked one by one; a request of more
@@ -79,10 +80,10 @@ static int tune_observes(const tagg_file_t *f, const tagg_engine_t *e)
 
 void tagg_engine_tune_probe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x)
 {
-    e->my_resident = TAGG_RESIDENT_UNKNOWN;
+    e->my_resident = TAGG_RESIDENT_UNKNOWN, e->my_flight = 0;
     if (!tune_observes(f, e) || !f->store_ops->resident || !x->n)
         return; /* no system call otherwise */
-    uint64_t bytes = 0, lo = UINT64_MAX, hi = 0, got = 0, b = 0;
+    uint64_t bytes = 0, lo = UINT64_MAX, hi = 0, got = 0, fl = 0, b = 0, c = 0;
     for (size_t i = 0; i < x->n; i++) {
         uint64_t a = x->v[i].off, z = a + x->v[i].len;
         bytes += x->v[i].len, lo = a < lo ? a : lo, hi = z > hi ? z : hi;
@@ -93,17 +94,19 @@ void tagg_engine_tune_probe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents
         for (size_t i = 0; i < x->n; i++) {
             if (!x->v[i].len)
                 continue;
-            if (f->store_ops->resident(f, x->v[i].off, x->v[i].len, &b) < 0)
+            if (f->store_ops->resident(f, x->v[i].off, x->v[i].len, &b, &c) < 0)
                 return;
-            got += b;
+            got += b, fl += c;
         }
     }
     else {
-        if (f->store_ops->resident(f, lo, hi - lo, &b) < 0)
+        if (f->store_ops->resident(f, lo, hi - lo, &b, &c) < 0)
             return;
-        got = (uint64_t)((double)b / (double)(hi - lo) * (double)bytes);
+        double share = (double)bytes / (double)(hi - lo);
+        got = (uint64_t)((double)b * share), fl = (uint64_t)((double)c * share);
     }
     e->my_resident = got < bytes ? got : bytes;
+    e->my_flight   = fl < bytes - e->my_resident ? fl : bytes - e->my_resident;
 }
 
 void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir)

@@ -76,25 +76,42 @@ static int by_mincore(int fd, uint64_t off, uint64_t len, uint64_t page, uint64_
  * without a page in the cache holds nothing, by either count. Any page there
  * may still be under readahead's read (cachestat counts it as cached: a call
  * that began then waited 2 ms, not 0.1, for its 1 MiB on this machine's disk),
- * so the count is mincore's; cachestat's only when no mapping can be made. */
-int tagg_pagecache_resident_by(int how, int fd, uint64_t off, uint64_t len, uint64_t *bytes)
+ * so the count is mincore's; cachestat's only when no mapping can be made.
+ * *flight (may be NULL): cachestat's count less mincore's when both answered,
+ * else 0. */
+static int state_by(int how, int fd, uint64_t off, uint64_t len, uint64_t *bytes, uint64_t *flight)
 {
     long ps = sysconf(_SC_PAGESIZE);
     if (fd < 0 || ps <= 0 || len == 0 || off + len < off || off > (uint64_t)INT64_MAX - len)
         return -1;
-    uint64_t page = (uint64_t)ps, b = 0, m = 0;
-    int      rc   = -1;
-    if (how & TAGG_PAGECACHE_CACHESTAT)
-        rc = by_cachestat(fd, off, len, page, &b);
-    if ((how & TAGG_PAGECACHE_MINCORE) && !(rc == 0 && b == 0) && by_mincore(fd, off, len, page, &m) == 0)
+    uint64_t page = (uint64_t)ps, b = 0, m = 0, c = 0, f = 0;
+    int      rc = -1;
+    if ((how & TAGG_PAGECACHE_CACHESTAT) && (rc = by_cachestat(fd, off, len, page, &c)) == 0)
+        b = c = c < len ? c : len;
+    if ((how & TAGG_PAGECACHE_MINCORE) && !(rc == 0 && c == 0) && by_mincore(fd, off, len, page, &m) == 0) {
+        m = m < len ? m : len;
+        f = rc == 0 && c > m ? c - m : 0; /* cachestat answered too */
         b = m, rc = 0;
+    }
     if (rc < 0)
         return -1;
-    *bytes = b < len ? b : len;
+    *bytes = b;
+    if (flight)
+        *flight = f;
     return 0;
+}
+
+int tagg_pagecache_resident_by(int how, int fd, uint64_t off, uint64_t len, uint64_t *bytes)
+{
+    return state_by(how, fd, off, len, bytes, NULL);
 }
 
 int tagg_pagecache_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes)
 {
-    return tagg_pagecache_resident_by(TAGG_PAGECACHE_CACHESTAT | TAGG_PAGECACHE_MINCORE, fd, off, len, bytes);
+    return state_by(TAGG_PAGECACHE_CACHESTAT | TAGG_PAGECACHE_MINCORE, fd, off, len, bytes, NULL);
+}
+
+int tagg_pagecache_state(int fd, uint64_t off, uint64_t len, uint64_t *bytes, uint64_t *flight)
+{
+    return state_by(TAGG_PAGECACHE_CACHESTAT | TAGG_PAGECACHE_MINCORE, fd, off, len, bytes, flight);
 }

@@ -11,7 +11,8 @@
  * all; it also counts pages that readahead has put in the cache and is still
  * reading (until session 47 its count was taken: the same 1 MiB read then
  * took 2 ms at "resident 1"), so it is the count only where no mapping can be
- * made. Never reads or changes the file. */
+ * made; what it counts beyond mincore is what is in flight
+ * (tagg_pagecache_state). Never reads or changes the file. */
 #ifndef TAGG_PAGECACHE_H
 #define TAGG_PAGECACHE_H
 
@@ -23,6 +24,14 @@
  * and up to date (whole pages counted, at most len). 0 and *bytes, or -1 when
  * it cannot be told (no system call for it, no mapping of the file). */
 int tagg_pagecache_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes);
+
+/* The same, and *flight: bytes of the range the cache holds that are not up
+ * to date yet (readahead's read of them under way: cachestat's count less
+ * mincore's, whole pages), 0 where either cannot tell (tune.h in_flight). A
+ * read of such pages waits for the rest of a read already started, not for a
+ * read of its own: on this machine's disk a 1 MiB read took 1 to 4.7 ms by
+ * how much of it was in flight. */
+int tagg_pagecache_state(int fd, uint64_t off, uint64_t len, uint64_t *bytes, uint64_t *flight);
 
 /* The same by one way only (tests): TAGG_PAGECACHE_CACHESTAT (pages under
  * readahead's read counted) or _MINCORE; both: tagg_pagecache_resident. */

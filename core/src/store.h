@@ -80,9 +80,11 @@ typedef struct tagg_store_ops {
     int (*posix_only)(const tagg_file_t *f);
     /* Optional (NULL: cannot tell): bytes of [off, off + len) the node's page
      * cache holds, asked through this rank's handle (pagecache.h), for records
-     * and tuning (tagg/tune.h resident). 0 and *bytes, or -1 when it cannot
-     * tell (no handle open on this rank, no way to ask); never an MPI call. */
-    int (*resident)(tagg_file_t *f, uint64_t off, uint64_t len, uint64_t *bytes);
+     * and tuning (tagg/tune.h resident), and *flight: bytes it holds that
+     * readahead is still reading (tune.h in_flight; 0 when it cannot tell).
+     * 0 and both, or -1 when it cannot tell (no handle open on this rank, no
+     * way to ask); never an MPI call. */
+    int (*resident)(tagg_file_t *f, uint64_t off, uint64_t len, uint64_t *bytes, uint64_t *flight);
 } tagg_store_ops_t;
 
 extern const tagg_store_ops_t tagg_store_shared;

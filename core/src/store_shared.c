@@ -474,13 +474,13 @@ static int shared_posix_only(const tagg_file_t *f) { return ((const shared_t *)f
 /* The page cache's share of a range through this rank's descriptor, when it
  * has one open already (opening one only to ask would cost a lookup on a
  * network file system; ranks that never touched the file cannot tell). */
-static int shared_resident(tagg_file_t *f, uint64_t off, uint64_t len, uint64_t *bytes)
+static int shared_resident(tagg_file_t *f, uint64_t off, uint64_t len, uint64_t *bytes, uint64_t *flight)
 {
     shared_t *s = f->store;
     pthread_mutex_lock(&s->mu);
     int fd = s->opened && s->posix ? s->fd : -1;
     pthread_mutex_unlock(&s->mu);
-    return tagg_pagecache_resident(fd, off, len, bytes);
+    return tagg_pagecache_state(fd, off, len, bytes, flight);
 }
 
 const tagg_store_ops_t tagg_store_shared = {

@@ -34,6 +34,7 @@ static const char *const var_names[TAGG_TV_COUNT_] = {
     [TAGG_TV_REPEAT] = "repeat",
     [TAGG_TV_DIO_MIN] = "dio_min",
     [TAGG_TV_RESIDENT] = "resident",
+    [TAGG_TV_IN_FLIGHT] = "in_flight",
     [TAGG_TV_DIRECT] = "direct",
     [TAGG_TV_AGGREGATORS] = "aggregators",
     [TAGG_TV_BUFFER_SIZE] = "buffer_size",
@@ -690,7 +691,7 @@ void tagg_tune_effective(double x[TAGG_TV_COUNT_], int version)
         if (version >= 3 && access < (double)TAGG_TUNE_RCACHE_RUN &&
             x[TAGG_TV_BYTES_PER_RANK] <= (double)TAGG_TUNE_RCACHE_SLOTS * (double)TAGG_TUNE_RCACHE_RUN) {
             if (version >= 4 && access >= dmin)
-                x[TAGG_TV_RESIDENT] = 1;
+                x[TAGG_TV_RESIDENT] = 1, x[TAGG_TV_IN_FLIGHT] = 0;
             return;
         }
     }

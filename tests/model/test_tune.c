@@ -446,6 +446,8 @@ static void test_resident(void **state)
     (void)state;
     assert_int_equal(tagg_tune_var_of("resident"), TAGG_TV_RESIDENT);
     assert_string_equal(tagg_tune_var_name(TAGG_TV_RESIDENT), "resident");
+    assert_int_equal(tagg_tune_var_of("in_flight"), TAGG_TV_IN_FLIGHT); /* record format 7 */
+    assert_string_equal(tagg_tune_var_name(TAGG_TV_IN_FLIGHT), "in_flight");
     assert_true(TAGG_TV_RESIDENT < TAGG_TV_FIRST_SETTING);
     assert_int_equal(TAGG_TUNE_RESIDENT_STEPS, 8);
     assert_double_equal(tagg_tune_resident_step(0), 0, 0);

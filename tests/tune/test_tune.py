@@ -24,7 +24,7 @@ import pytest
 
 TOOL = os.environ["TAGG_TUNE"]
 EVAL = os.environ["TAGG_TUNE_EVAL"]
-VOCAB_LEN = 21  # tagg/tune.h TAGG_TV_COUNT_ (test_record_round_trip: tagg-tune's and C's)
+VOCAB_LEN = 22  # tagg/tune.h TAGG_TV_COUNT_ (test_record_round_trip: tagg-tune's and C's)
 
 
 def tool_module():
@@ -55,8 +55,9 @@ def synthetic_rows(n=400, seed=3):
         past_end = 1.0 if bpr == 4096 else 0.5 if pieces == 256 else 0.0  # of the pattern, as in a sweep
         setup = 2 if ranks == 2 else 1 if ranks == 4 else 0
         resident = 0.25 if pieces == 16 else 0.0  # of the pattern too
+        flight = 0.125 if pieces == 256 else 0.0
         v = [ranks, max(1, ranks // 4), bpr, 0.25, pieces, 1.0 if pieces == 1 else 0.5,
-             0.5, 3, 0, past_end, setup, 0, 0, resident, direct, aggr, bufsz, 2, 0, 0, 1]
+             0.5, 3, 0, past_end, setup, 0, 0, resident, flight, direct, aggr, bufsz, 2, 0, 0, 1]
         total = ranks * bpr
         cost_direct = 2e-4 * pieces * ranks / 2 + total / 1.5e9  # the cost model's estimates
         cost_aggr = 1e-3 + total / (min(max(aggr, 1), 2) * 1.0e9)
@@ -83,16 +84,27 @@ def test_record_round_trip(tmp_path):
     assert len(tt.VOCAB) == VOCAB_LEN and len(json.loads(lines[0])) == VOCAB_LEN + 9  # + format, op, file, 6 numbers
     for row, line in zip(rows, lines):
         r = json.loads(line)
-        assert r["tagg_record"] == 6 and r["op"] == "write"
+        assert r["tagg_record"] == 7 and r["op"] == "write"
         assert r["file"] == 'a "quoted"\\name\n.h5'
         for k, x in zip(tt.VOCAB + tt.COSTS + ["t_plan", "t_move", "t_fs", "t_total"], row):
             assert r[k] == float(x), k  # exact: 17 significant digits
     back = tt.read_records([str(path)])
     assert len(back) == len(rows)
+    assert [r["in_flight"] for r in back] == [float(row[tt.VOCAB.index("in_flight")]) for row in rows]
+    assert any(r["in_flight"] != 0 for r in back)
+    # format 6 (no in_flight) is still read, in_flight as 0 (not measured)
+    old = [json.loads(line) for line in lines]
+    for r in old:
+        r["tagg_record"] = 6
+        del r["in_flight"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in old))
+    back = tt.read_records([str(path)])
+    assert len(back) == len(rows) and all(r["in_flight"] == 0 for r in back)
     # format 5 (resident with pages under readahead) is still read, as it is
     old = [json.loads(line) for line in lines]
     for r in old:
         r["tagg_record"] = 5
+        del r["in_flight"]
     path.write_text("".join(json.dumps(r) + "\n" for r in old))
     back = tt.read_records([str(path)])
     assert [r["resident"] for r in back] == [r["resident"] for r in old]
@@ -135,9 +147,14 @@ def test_record_round_trip(tmp_path):
     path.write_text(json.dumps(no_cost) + "\n")
     r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
     assert r.returncode == 1 and "record lacks numeric cost_aggr" in r.stderr, r.stderr
-    path.write_text(lines[0].replace('"tagg_record":6', '"tagg_record":7') + "\n")
+    path.write_text(lines[0].replace('"tagg_record":7', '"tagg_record":8') + "\n")
     r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
-    assert r.returncode == 1 and "not a tagg record of format 1 to 6" in r.stderr, r.stderr
+    assert r.returncode == 1 and "not a tagg record of format 1 to 7" in r.stderr, r.stderr
+    no_flight = json.loads(lines[0])
+    del no_flight["in_flight"]
+    path.write_text(json.dumps(no_flight) + "\n")
+    r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
+    assert r.returncode == 1 and "record lacks numeric in_flight" in r.stderr, r.stderr
     no_res = json.loads(lines[0])
     del no_res["resident"]
     path.write_text(json.dumps(no_res) + "\n")
@@ -221,8 +238,8 @@ def test_fit_writes_table_and_model(tmp_path):
     assert "the engine may choose aggregators" in shown and "predicts ln(seconds per byte of the call)" in shown
     # choose: many pieces per rank must go through aggregators, one small
     # piece per rank must not (by construction, by factors of 3 and 30)
-    many = [16, 4, 1 << 20, 0.25, 256, 0.5, 0.5, 3, 0, 0.5, 0, 0, 0, 0, 1, 0, 4 << 20, 2, 0, 0, 1]
-    one = [2, 1, 65536, 0.25, 1, 1.0, 0.5, 3, 0, 0, 2, 0, 0, 0, 0, 2, 4 << 20, 2, 0, 0, 1]
+    many = [16, 4, 1 << 20, 0.25, 256, 0.5, 0.5, 3, 0, 0.5, 0, 0, 0, 0, 0.125, 1, 0, 4 << 20, 2, 0, 0, 1]
+    one = [2, 1, 65536, 0.25, 1, 1.0, 0.5, 3, 0, 0, 2, 0, 0, 0, 0, 0, 2, 4 << 20, 2, 0, 0, 1]
     ch = subprocess.run([EVAL, "--choose", str(model)], input="%s\n%s\n" % (" ".join(map(str, many)), " ".join(map(str, one))),
                         capture_output=True, text=True, check=True).stdout.splitlines()
     assert "direct=0" in ch[0] and "direct=1" in ch[1], ch
@@ -250,7 +267,7 @@ def test_bad_records_are_refused(tmp_path):
 def test_median_rows_one_per_pattern_and_settings():
     """fit --medians / heldout: one row per (kernel, pattern, settings), its
     time the median of the repetitions; other settings stay apart."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     rows = []
     for t in (0.1, 0.5, 0.2):               # three repetitions of one setting
         rows.append(dict(base, t_total=t))
@@ -358,7 +375,7 @@ def test_call_errors_judge_each_call_by_its_medians():
     value per call (kernel, pattern and settings), the median of its
     predictions against the median of its times; calls of another kernel or
     setting are apart."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     rows = [dict(base, t_total=t) for t in (1.0, 2.0, 9.0)]  # median 2
     pred = [2.0, 2.0, 50.0]  # median 2: exact, whatever the stall
     rows += [dict(base, direct=1, aggregators=0, t_total=t) for t in (1.0, 1.0)]
@@ -375,7 +392,7 @@ def test_phase_errors_sum_a_files_calls():
     the sums is judged per (kernel, file system, op, setting); a call that is
     off alone counts in its phase's sum, not as a call of its own; records
     without explore's runs are left out."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]),
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]),
                 _kernel="k", _variant="default")
     rows, pred = [], []
     for rep, (a, b) in enumerate([(1.0, 3.0), (2.0, 2.0), (1.0, 9.0)]):  # sums 4, 4, 10: median 4
@@ -395,7 +412,7 @@ def test_phase_errors_sum_a_files_calls():
 
 
 def test_training_rows_group_repetitions():
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     rows = [dict(base, t_total=t) for t in (0.010, 0.011, 0.012, 0.5, 0.6)]
     rows.append(dict(base, direct=1, aggregators=0, t_total=0.02))
     rows.append(dict(base, t_total=3.0, _kernel="other"))
@@ -411,7 +428,7 @@ def test_training_rows_group_repetitions():
 def test_pattern_key_holds_out_whole_kernels():
     """The whole-pattern CV never tests a call whose write/read or file-system
     twin is in training: the unit is the kernel, else the shape."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
     assert tt.pattern_key(dict(base, fs_kind=3, is_read=1)) == tt.pattern_key(base)
     assert tt.pattern_key(dict(base, bytes_per_rank=4096)) != tt.pattern_key(base)
     assert tt.pattern_key(dict(base, _kernel="s3d-32")) == tt.pattern_key(dict(base, bytes_per_rank=7, _kernel="s3d-32"))
@@ -426,7 +443,7 @@ def machine_rows(sizes, reps=5, seed=4):
         for direct in (0, 1):
             for rep in range(reps):
                 t = 2 * bpr / (300e6 if direct else 600e6) * math.exp(rnd.gauss(0, 0.03)) * (20 if rep == 2 else 1)
-                rows.append(dict(zip(tt.VOCAB, [2, 1, bpr, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, direct, 0 if direct else 1,
+                rows.append(dict(zip(tt.VOCAB, [2, 1, bpr, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, direct, 0 if direct else 1,
                                                 4 << 20, 2, 0, 0, 0]), t_total=t, _kernel="k%d" % bpr, _stall=rep == 2))
     return rows
 
@@ -582,11 +599,14 @@ def test_effective_repeat_python_is_c(tmp_path):
         bpr = rnd.choice([1 << 19, 1 << 20, 3 << 20, (1 << 20) * pieces, (1 << 20) * pieces - 1, (4 << 20) * pieces])
         direct = rnd.choice([0, 1])
         r = dict(zip(tt.VOCAB, [2, 1, bpr, 0, pieces, 1, 1, 3, 1, 0, 0, rnd.choice([0, 1]),
-                                rnd.choice([0, 1 << 20]), rnd.choice([0, 0, 1]), direct, 0 if direct else rnd.choice([1, 2, 4]),
+                                rnd.choice([0, 1 << 20]), rnd.choice([0, 0, 1]), rnd.choice([0, 0.5]), direct,
+                                0 if direct else rnd.choice([1, 2, 4]),
                                 rnd.choice([1 << 19, 1 << 20, 4 << 20]), 2, 0, 0, 0]))
         e = tt.effective(r)
-        # cached re-reads are 10x faster, and reads from memory (resident) 2x more
-        r["t_total"] = 1e-3 * bpr / (1 << 20) * (0.1 if e["repeat"] else 1.0) * (0.5 if e["resident"] else 1.0)
+        # cached re-reads are 10x faster, reads from memory (resident) 2x more, and
+        # reads of pages readahead still reads (in_flight) 1.5x slower
+        r["t_total"] = (1e-3 * bpr / (1 << 20) * (0.1 if e["repeat"] else 1.0) * (0.5 if e["resident"] else 1.0)
+                        * (1.5 if e["in_flight"] else 1.0))
         rows.append(r)
     # by hand on a few, format 2: 1 MiB runs direct on dio_min 1 MiB are not cached; 1 MiB - 1 are
     base = dict(rows[0], repeat=1, dio_min=1 << 20, direct=1, aggregators=0, pieces_per_rank=1, buffer_size=4 << 20)
@@ -602,6 +622,8 @@ def test_effective_repeat_python_is_c(tmp_path):
     assert tt.effective(dict(base, bytes_per_rank=17 << 20, pieces_per_rank=17))["repeat"] == 0
     # format 4 (the default): such cached direct re-reads are resident; format 3 keeps the probe's 0
     assert tt.effective(dict(base, bytes_per_rank=1 << 20, resident=0))["resident"] == 1
+    assert tt.effective(dict(base, bytes_per_rank=1 << 20, resident=0, in_flight=0.5))["in_flight"] == 0  # none in flight
+    assert tt.effective(dict(base, bytes_per_rank=4 << 20, resident=0, in_flight=0.5))["in_flight"] == 0.5  # as probed
     assert tt.effective(dict(base, bytes_per_rank=1 << 20, resident=0), 3)["resident"] == 0
     assert tt.effective(dict(base, bytes_per_rank=(1 << 20) - 1, resident=0))["resident"] == 0  # buffered: as probed
     assert tt.effective(dict(base, bytes_per_rank=4 << 20, resident=0))["resident"] == 0      # from the storage
@@ -611,7 +633,7 @@ def test_effective_repeat_python_is_c(tmp_path):
     for v in (2, 3, 4):
         assert tt.effective(agg, v)["repeat"] == 0 and tt.effective(dict(agg, aggregators=4), v)["repeat"] == 1
         assert tt.effective(dict(agg, buffer_size=1 << 19), v)["repeat"] == 1  # rounds of one 512 KiB buffer
-    inputs = ["bytes_per_rank", "repeat", "direct", "resident"]
+    inputs = ["bytes_per_rank", "repeat", "direct", "resident", "in_flight"]
     est = DecisionTreeRegressor(random_state=0).fit(tt.features(rows, inputs), tt.target_of(rows, "seconds"))
     model = tmp_path / "m.tune"
     model.write_text(tt.export("decision_tree", est, inputs, [], "seconds"))

@@ -74,7 +74,7 @@ extern "C" {
 #define TAGG_TUNE_RCACHE_SLOTS 4
 #define TAGG_TUNE_MAX_BYTES ((size_t)256 << 20) /* a model file is at most this big */
 #define TAGG_TUNE_MAX_COMBOS 65536              /* candidate settings tried per choice */
-#define TAGG_TUNE_RECORD_VERSION 6              /* "tagg_record" of the lines tagg appends */
+#define TAGG_TUNE_RECORD_VERSION 7              /* "tagg_record" of the lines tagg appends */
 #define TAGG_TUNE_RESIDENT_STEPS 8              /* resident is a multiple of 1/8 */
 
 /* The vocabulary: every quantity a record carries and a model may use. The
@@ -109,6 +109,11 @@ typedef enum {
                               1/TAGG_TUNE_RESIDENT_STEPS (tagg_tune_resident_step), over the ranks that
                               could tell (the shared layout, through a descriptor the rank has open);
                               0 when none could */
+  TAGG_TV_IN_FLIGHT,       /* share of the call's bytes the page cache held but was still reading when the
+                              call began (readahead under way: a read of them waits for a read already
+                              started, not for one of its own), in the same steps over the same ranks
+                              as resident; 0 when none could tell (record formats 5 and 6: not measured,
+                              format 5 counted it in resident) */
   /* settings */
   TAGG_TV_DIRECT,          /* 1: every rank accessed its own extents; 0: aggregated */
   TAGG_TV_AGGREGATORS,     /* aggregators used */
@@ -183,8 +188,9 @@ double tagg_tune_call_bytes(const double x[TAGG_TV_COUNT_]);
  * engine's probe (the page cache only) says 0; with 0 a model that had seen
  * buffered re-reads of 512 and 768 KiB runs resident and fast took direct
  * re-reads of 1 MiB runs for reads from the storage, 30x too slow (VPIC AoS
- * on GlusterFS). tagg-tune applies the same rule, in the same double
- * arithmetic, before it fits. */
+ * on GlusterFS); none of it is then in flight (in_flight 0: the page
+ * cache's state says nothing of such a read). tagg-tune applies the same
+ * rule, in the same double arithmetic, before it fits. */
 void tagg_tune_effective(double x[TAGG_TV_COUNT_], int version);
 
 /* Predicted seconds for the full vocabulary vector x[TAGG_TV_COUNT_] (the
@@ -214,11 +220,11 @@ double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUN
 
 /* ---- records (`record=FILE`): one JSON object a line ----------------------
  *
- *   {"tagg_record":6,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
+ *   {"tagg_record":7,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
  *    "cost_direct":0.051,"cost_aggr":0.042,"t_plan":0.0012,"t_move":0.0345,"t_fs":0.0211,"t_total":0.0568}
  *
- * Keys: tagg_record (format, 6; format 5 counted in resident the pages the kernel's readahead
- * was still reading, format 4 had no resident, format 3 no dio_min, format 2 no
+ * Keys: tagg_record (format, 7; format 6 had no in_flight, format 5 counted in resident the
+ * pages the kernel's readahead was still reading, format 4 had no resident, format 3 no dio_min, format 2 no
  * cost_direct or cost_aggr either, format 1 neither past_end, setup nor
  * repeat), op ("write" or "read"), file
  * (the base name of the file, JSON-escaped), every vocabulary name above with

@@ -176,9 +176,9 @@ void tagg_engine_row_of(const tagg_extents_t *x, tagg_req_desc_t *q);
  * without record= or tuning=), the same on every rank. */
 void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir);
 /* engine_tune.c. Local, before the call touches the file: how much of this
- * rank's request x the page cache holds (e->my_resident, and e->my_flight
- * of it still being read, for its describe row; TAGG_RESIDENT_UNKNOWN without record= or tuning=, or when the layout
- * cannot tell). */
+ * rank's request x the page cache holds (e->my_resident) and holds but is
+ * still reading (e->my_flight), for its describe row; TAGG_RESIDENT_UNKNOWN
+ * and 0 without record= or tuning=, or when the layout cannot tell. */
 void tagg_engine_tune_probe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x);
 
 /* engine_plan.c. Local: the model's plan from the gathered rows (the same on

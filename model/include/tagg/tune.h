@@ -112,8 +112,8 @@ typedef enum {
   TAGG_TV_IN_FLIGHT,       /* share of the call's bytes the page cache held but was still reading when the
                               call began (readahead under way: a read of them waits for a read already
                               started, not for one of its own), in the same steps over the same ranks
-                              as resident; 0 when none could tell (record formats 5 and 6: not measured,
-                              format 5 counted it in resident) */
+                              as resident; 0 when none could tell (records before format 7 did not
+                              measure it; format 5 counted it in resident) */
   /* settings */
   TAGG_TV_DIRECT,          /* 1: every rank accessed its own extents; 0: aggregated */
   TAGG_TV_AGGREGATORS,     /* aggregators used */
@@ -223,9 +223,9 @@ double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUN
  *   {"tagg_record":7,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
  *    "cost_direct":0.051,"cost_aggr":0.042,"t_plan":0.0012,"t_move":0.0345,"t_fs":0.0211,"t_total":0.0568}
  *
- * Keys: tagg_record (format, 7; format 6 had no in_flight, format 5 counted in resident the
- * pages the kernel's readahead was still reading, format 4 had no resident, format 3 no dio_min, format 2 no
- * cost_direct or cost_aggr either, format 1 neither past_end, setup nor
+ * Keys: tagg_record (format, 7; format 6 had no in_flight, format 5 counted
+ * in resident the pages the kernel's readahead was still reading, format 4
+ * had no resident, format 3 no dio_min, format 2 no cost_direct or cost_aggr either, format 1 neither past_end, setup nor
  * repeat), op ("write" or "read"), file
  * (the base name of the file, JSON-escaped), every vocabulary name above with
  * its value, the cost model's estimates of the call under its settings

@@ -137,7 +137,8 @@ static void readahead_in_flight(void **state)
     if (checkable && has_cachestat && most_flight == 0)
         fail_msg("no byte in flight right after a drop and a readahead of %llu bytes, in 3 rounds",
                  (unsigned long long)BIG);
-    /* all read: all resident */
+    /* all read: all resident, none in flight, and (where that can be told)
+     * all readable without waiting */
     char *buf = malloc(BIG);
     assert_non_null(buf);
     assert_int_equal(pread(fd, buf, BIG, 0), (ssize_t)BIG);
@@ -146,6 +147,8 @@ static void readahead_in_flight(void **state)
     assert_int_equal(tagg_pagecache_state(fd, 0, BIG, &b, &f), 0);
     assert_int_equal(b, BIG);
     assert_int_equal(f, 0);
+    if (checkable)
+        assert_int_equal(readable_now(fd, BIG), BIG);
     close(fd);
     unlink(path);
 }

@@ -92,54 +92,39 @@ def test_record_round_trip(tmp_path):
     assert len(back) == len(rows)
     assert [r["in_flight"] for r in back] == [float(row[tt.VOCAB.index("in_flight")]) for row in rows]
     assert any(r["in_flight"] != 0 for r in back)
+    def as_format(version, drop, recs=None):
+        """The records (fresh from lines, or recs as they are) declared format
+        version without the keys in drop, written and read back."""
+        recs = [json.loads(line) for line in lines] if recs is None else recs
+        for r in recs:
+            r["tagg_record"] = version
+            for k in drop:
+                del r[k]
+        path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+        return recs, tt.read_records([str(path)])
+
     # format 6 (no in_flight) is still read, in_flight as 0 (not measured)
-    old = [json.loads(line) for line in lines]
-    for r in old:
-        r["tagg_record"] = 6
-        del r["in_flight"]
-    path.write_text("".join(json.dumps(r) + "\n" for r in old))
-    back = tt.read_records([str(path)])
+    _, back = as_format(6, ["in_flight"])
     assert len(back) == len(rows) and all(r["in_flight"] == 0 for r in back)
     # format 5 (resident with pages under readahead) is still read, as it is
-    old = [json.loads(line) for line in lines]
-    for r in old:
-        r["tagg_record"] = 5
-        del r["in_flight"]
-    path.write_text("".join(json.dumps(r) + "\n" for r in old))
-    back = tt.read_records([str(path)])
+    old, back = as_format(5, ["in_flight"])
     assert [r["resident"] for r in back] == [r["resident"] for r in old]
     # format 4 (no resident) is still read, resident as 0 (not measured)
-    old = [json.loads(line) for line in lines]
-    assert any(r["resident"] != 0 for r in old)
-    for r in old:
-        r["tagg_record"] = 4
-        del r["resident"]
-    path.write_text("".join(json.dumps(r) + "\n" for r in old))
-    back = tt.read_records([str(path)])
+    assert any(json.loads(line)["resident"] != 0 for line in lines)
+    _, back = as_format(4, ["resident"])
     assert len(back) == len(rows) and all(r["resident"] == 0 for r in back)
     # format 3 (no dio_min) is still read: O_DIRECT from 1 MiB on FUSE (fs_kind 3), as
     # direct_io=auto did at its default, never elsewhere
     old = [json.loads(line) for line in lines]
     for i, r in enumerate(old):
-        r["tagg_record"] = 3
         r["fs_kind"] = 3 if i % 2 else 1
-        del r["dio_min"]
-    path.write_text("".join(json.dumps(r) + "\n" for r in old))
-    back = tt.read_records([str(path)])
+    old, back = as_format(3, ["dio_min"], old)
     assert [r["dio_min"] for r in back] == [1048576 if i % 2 else 0 for i in range(len(old))]
     # format 2 (no cost estimates) is still read, those as None
-    for r in old:
-        r["tagg_record"] = 2
-        del r["cost_direct"], r["cost_aggr"]
-    path.write_text("".join(json.dumps(r) + "\n" for r in old))
-    back = tt.read_records([str(path)])
+    old, back = as_format(2, ["cost_direct", "cost_aggr"], old)
     assert len(back) == len(rows) and all(r["cost_direct"] is None and r["cost_aggr"] is None for r in back)
     # format 1 (no past_end, setup, repeat either) is still read, those as 0
-    for r in old:
-        r["tagg_record"] = 1
-        del r["past_end"], r["setup"], r["repeat"]
-    path.write_text("".join(json.dumps(r) + "\n" for r in old))
-    back = tt.read_records([str(path)])
+    old, back = as_format(1, ["past_end", "setup", "repeat"], old)
     assert len(back) == len(rows) and all(r["past_end"] == 0 and r["setup"] == 0 and r["repeat"] == 0 for r in back)
     # format 3 needs its estimates; an unknown format is refused
     no_cost = json.loads(lines[0])

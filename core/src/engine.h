@@ -97,6 +97,7 @@ typedef struct tagg_engine {
     int                repeat;        /* the call asks what the previous one in its direction asked (TAGG_TV_REPEAT) */
     uint64_t           my_resident;   /* this rank's row's resident (tagg_engine_tune_probe) */
     uint64_t           my_flight;     /* and its in_flight */
+    uint64_t           my_ahead;      /* and, where some of it was in flight, the bytes in flight after it */
     uint64_t           last_hash[2];  /* [direction] hash of the previous call's rows, 0: none yet */
     int                rec_pending;
     tagg_tune_record_t rec;
@@ -159,6 +160,7 @@ struct tagg_engine_row {
     uint64_t        resident;  /* bytes of this rank's request in the page cache at the call's start
                                   (tune.h: resident), TAGG_RESIDENT_UNKNOWN when it cannot tell */
     uint64_t        flight;    /* bytes of it there that readahead was still reading (tune.h: in_flight) */
+    uint64_t        ahead;     /* where flight > 0, bytes in flight in the window after the request (flight_ahead) */
     tagg_engine_mrow_t machine; /* last: gathered only at a file's first call */
 };
 typedef struct tagg_engine_row tagg_engine_row_t;

@@ -58,12 +58,14 @@ static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_
     /* every rank's layout moves this call's direction directly (writes only:
      * direct_io=write, or auto on a synced local disk; reads buffered then) */
     v[TAGG_TV_DIO_MIN]        = e->dio_block ? (double)f->cfg.direct_io_min : 0;
-    double rb = 0, rr = 0, rf = 0; /* the ranks that could tell */
+    double rb = 0, rr = 0, rf = 0, ra = 0; /* the ranks that could tell */
     for (int r = 0; r < P; r++)
         if (e->rows[r].resident != TAGG_RESIDENT_UNKNOWN && req[r].bytes)
-            rb += (double)req[r].bytes, rr += (double)e->rows[r].resident, rf += (double)e->rows[r].flight;
-    v[TAGG_TV_RESIDENT]  = rb > 0 ? tagg_tune_resident_step(rr / rb) : 0;
-    v[TAGG_TV_IN_FLIGHT] = rb > 0 ? tagg_tune_resident_step(rf / rb) : 0;
+            rb += (double)req[r].bytes, rr += (double)e->rows[r].resident, rf += (double)e->rows[r].flight,
+                ra += (double)e->rows[r].ahead;
+    v[TAGG_TV_RESIDENT]     = rb > 0 ? tagg_tune_resident_step(rr / rb) : 0;
+    v[TAGG_TV_IN_FLIGHT]    = rb > 0 ? tagg_tune_resident_step(rf / rb) : 0;
+    v[TAGG_TV_FLIGHT_AHEAD] = rb > 0 && rf > 0 ? tagg_tune_ahead_step(ra / rb) : 0;
 }
 
 /* At most this many of a rank's runs are asked one by one; a request of more
@@ -71,6 +73,12 @@ static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_
  * lie between the other ranks' runs of the same rows, which the same reads
  * brought in or not). */
 #define PROBE_RUNS 8
+
+/* flight_ahead's window: how far past a rank's range the probe looks for
+ * bytes readahead is still reading (Linux reads ahead up to the device's
+ * read_ahead_kb, 8 MiB on this machine's disk; a read of pages in flight
+ * waits for the request they came in, session 49). */
+#define PROBE_AHEAD ((uint64_t)8 << 20)
 
 /* Records or tuning are on: only they use what the probe and the note find. */
 static int tune_observes(const tagg_file_t *f, const tagg_engine_t *e)
@@ -80,7 +88,7 @@ static int tune_observes(const tagg_file_t *f, const tagg_engine_t *e)
 
 void tagg_engine_tune_probe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t *x)
 {
-    e->my_resident = TAGG_RESIDENT_UNKNOWN, e->my_flight = 0;
+    e->my_resident = TAGG_RESIDENT_UNKNOWN, e->my_flight = 0, e->my_ahead = 0;
     if (!tune_observes(f, e) || !f->store_ops->resident || !x->n)
         return; /* no system call otherwise */
     uint64_t bytes = 0, lo = UINT64_MAX, hi = 0, got = 0, fl = 0, b = 0, c = 0;
@@ -107,6 +115,10 @@ void tagg_engine_tune_probe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents
     }
     e->my_resident = got < bytes ? got : bytes;
     e->my_flight   = fl < bytes - e->my_resident ? fl : bytes - e->my_resident;
+    /* a call's bytes in flight: how much of readahead's read goes on past it
+     * (one more question, asked only then) */
+    if (e->my_flight && hi <= UINT64_MAX - PROBE_AHEAD && f->store_ops->resident(f, hi, PROBE_AHEAD, &b, &c) == 0)
+        e->my_ahead = c;
 }
 
 void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir)

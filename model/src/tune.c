@@ -35,6 +35,7 @@ static const char *const var_names[TAGG_TV_COUNT_] = {
     [TAGG_TV_DIO_MIN] = "dio_min",
     [TAGG_TV_RESIDENT] = "resident",
     [TAGG_TV_IN_FLIGHT] = "in_flight",
+    [TAGG_TV_FLIGHT_AHEAD] = "flight_ahead",
     [TAGG_TV_DIRECT] = "direct",
     [TAGG_TV_AGGREGATORS] = "aggregators",
     [TAGG_TV_BUFFER_SIZE] = "buffer_size",
@@ -670,6 +671,15 @@ double tagg_tune_resident_step(double share)
     return floor(share * TAGG_TUNE_RESIDENT_STEPS + 0.5) / TAGG_TUNE_RESIDENT_STEPS;
 }
 
+double tagg_tune_ahead_step(double per_byte)
+{
+    if (!(per_byte > 0)) /* NaN too */
+        return 0;
+    if (per_byte >= TAGG_TUNE_AHEAD_MAX)
+        return TAGG_TUNE_AHEAD_MAX;
+    return floor(per_byte * TAGG_TUNE_RESIDENT_STEPS + 0.5) / TAGG_TUNE_RESIDENT_STEPS;
+}
+
 double tagg_tune_call_bytes(const double x[TAGG_TV_COUNT_])
 {
     double b = x[TAGG_TV_RANKS] * x[TAGG_TV_BYTES_PER_RANK];
@@ -691,7 +701,7 @@ void tagg_tune_effective(double x[TAGG_TV_COUNT_], int version)
         if (version >= 3 && access < (double)TAGG_TUNE_RCACHE_RUN &&
             x[TAGG_TV_BYTES_PER_RANK] <= (double)TAGG_TUNE_RCACHE_SLOTS * (double)TAGG_TUNE_RCACHE_RUN) {
             if (version >= 4 && access >= dmin)
-                x[TAGG_TV_RESIDENT] = 1, x[TAGG_TV_IN_FLIGHT] = 0;
+                x[TAGG_TV_RESIDENT] = 1, x[TAGG_TV_IN_FLIGHT] = 0, x[TAGG_TV_FLIGHT_AHEAD] = 0;
             return;
         }
     }

@@ -215,13 +215,13 @@ assert all(r["past_end"] == 0 for r in recs if r["op"] == "read"), [r["past_end"
 assert recs[0]["repeat"] == 0, recs[0]
 # the cost model's estimates of each call (format 3): both made for raw data;
 # dio_min (format 4): this local file system is accessed buffered
-assert all(r["tagg_record"] == 7 and r["cost_direct"] > 0 and r["cost_aggr"] > 0 for r in recs), recs
+assert all(r["tagg_record"] == 8 and r["cost_direct"] > 0 and r["cost_aggr"] > 0 for r in recs), recs
 assert all(r["dio_min"] == 0 for r in recs), recs
 PY
 # HDF5 reads a compound's records before setting a member (its background
 # buffer): on a new dataset those reads lie past every byte written
 run "records of VPIC's member-by-member writes" "call" "" --kernel vpic --layout aos --particles 4096
-"$PYTHON" - rec.jsonl <<'PY' && ok "records: a background read of new records says past_end=1, the read-back 0, its re-reads repeat=1 and resident=1, in_flight=0" || bad "records of VPIC AoS: $(cut -c1-400 rec.jsonl | head -5)"
+"$PYTHON" - rec.jsonl <<'PY' && ok "records: a background read of new records says past_end=1, the read-back 0, its re-reads repeat=1 and resident=1, in_flight=0, flight_ahead in range" || bad "records of VPIC AoS: $(cut -c1-400 rec.jsonl | head -5)"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 reads = [r for r in recs if r["op"] == "read"]
@@ -242,6 +242,12 @@ assert all(0 <= r["resident"] <= 1 and r["resident"] * 8 == int(r["resident"] * 
 assert all(0 <= r["in_flight"] <= 1 - r["resident"] and r["in_flight"] * 8 == int(r["in_flight"] * 8)
            for r in recs), [(r["resident"], r["in_flight"]) for r in recs]
 assert all(r["in_flight"] == 0 for r in back if r["repeat"] == 1), [(r["repeat"], r["in_flight"]) for r in back]
+# flight_ahead (format 8): per byte of the call in the same steps, at most 64;
+# asked only where some bytes were in flight (maybe less than in_flight's half
+# step), so never on a re-read that found every byte up to date
+assert all(0 <= r["flight_ahead"] <= 64 and r["flight_ahead"] * 8 == int(r["flight_ahead"] * 8)
+           for r in recs), [(r["in_flight"], r["flight_ahead"]) for r in recs]
+assert all(r["flight_ahead"] == 0 for r in back if r["repeat"] == 1), [(r["repeat"], r["flight_ahead"]) for r in back]
 PY
 # dio_min: with direct_io=on (direct_io_min 64K) the accesses of 64 KiB or more bypass the page cache
 run "records with direct_io=on" "call" "direct_io=on;direct_io_min=64K" --kernel array1d --dist uniform --size 256K

@@ -459,6 +459,20 @@ static void test_resident(void **state)
     assert_double_equal(tagg_tune_resident_step(1.7), 1, 0);
     assert_double_equal(tagg_tune_resident_step(-0.2), 0, 0);
     assert_double_equal(tagg_tune_resident_step(NAN), 0, 0);
+    /* flight_ahead (record format 8): per byte of the call, the same steps, up to 64 */
+    assert_int_equal(tagg_tune_var_of("flight_ahead"), TAGG_TV_FLIGHT_AHEAD);
+    assert_string_equal(tagg_tune_var_name(TAGG_TV_FLIGHT_AHEAD), "flight_ahead");
+    assert_true(TAGG_TV_FLIGHT_AHEAD < TAGG_TV_FIRST_SETTING);
+    assert_double_equal(tagg_tune_ahead_step(0), 0, 0);
+    assert_double_equal(tagg_tune_ahead_step(0.0624), 0, 0);
+    assert_double_equal(tagg_tune_ahead_step(0.0625), 0.125, 0);
+    assert_double_equal(tagg_tune_ahead_step(6.93), 6.875, 0); /* not clamped at 1 */
+    assert_double_equal(tagg_tune_ahead_step(7), 7, 0);
+    assert_double_equal(tagg_tune_ahead_step(63.9), 63.875, 0);
+    assert_double_equal(tagg_tune_ahead_step(64), TAGG_TUNE_AHEAD_MAX, 0);
+    assert_double_equal(tagg_tune_ahead_step(1e9), TAGG_TUNE_AHEAD_MAX, 0);
+    assert_double_equal(tagg_tune_ahead_step(-3), 0, 0);
+    assert_double_equal(tagg_tune_ahead_step(NAN), 0, 0);
     /* ln t = resident <= 0.5 ? (direct <= 0.5 ? ln 1 : ln 3) : (direct <= 0.5 ? ln 2 : ln 0.5) */
     tagg_tune_model_t *m = load("tagg-tune model 3\n"
                                 "kind decision_tree\n"

@@ -24,7 +24,7 @@ import pytest
 
 TOOL = os.environ["TAGG_TUNE"]
 EVAL = os.environ["TAGG_TUNE_EVAL"]
-VOCAB_LEN = 22  # tagg/tune.h TAGG_TV_COUNT_ (test_record_round_trip: tagg-tune's and C's)
+VOCAB_LEN = 23  # tagg/tune.h TAGG_TV_COUNT_ (test_record_round_trip: tagg-tune's and C's)
 
 
 def tool_module():
@@ -56,8 +56,9 @@ def synthetic_rows(n=400, seed=3):
         setup = 2 if ranks == 2 else 1 if ranks == 4 else 0
         resident = 0.25 if pieces == 16 else 0.0  # of the pattern too
         flight = 0.125 if pieces == 256 else 0.0
+        ahead = 3.5 if pieces == 256 and bpr == 65536 else 0.0  # where some bytes are in flight
         v = [ranks, max(1, ranks // 4), bpr, 0.25, pieces, 1.0 if pieces == 1 else 0.5,
-             0.5, 3, 0, past_end, setup, 0, 0, resident, flight, direct, aggr, bufsz, 2, 0, 0, 1]
+             0.5, 3, 0, past_end, setup, 0, 0, resident, flight, ahead, direct, aggr, bufsz, 2, 0, 0, 1]
         total = ranks * bpr
         cost_direct = 2e-4 * pieces * ranks / 2 + total / 1.5e9  # the cost model's estimates
         cost_aggr = 1e-3 + total / (min(max(aggr, 1), 2) * 1.0e9)
@@ -66,6 +67,17 @@ def synthetic_rows(n=400, seed=3):
         t *= math.exp(rnd.gauss(0, 0.05))
         rows.append(v + [cost_direct, cost_aggr, t * 0.1, t * 0.6, t * 0.5, t])
     return rows
+
+
+def vocab(**kw):
+    """A record's vocabulary: an aggregated 1 MiB a rank write of 2 ranks on
+    one node of local disk (one aggregator, two 4 MiB buffers), every other
+    input 0; kw changes any of it or adds keys."""
+    r = {k: 0 for k in tt.VOCAB}
+    r.update(ranks=2, nodes=1, bytes_per_rank=1 << 20, pieces_per_rank=1, contiguity=1, aligned=1, fs_kind=1,
+             aggregators=1, buffer_size=4 << 20, buffers=2)
+    r.update(kw)
+    return r
 
 
 def c_records(rows, tmp_path):
@@ -84,7 +96,7 @@ def test_record_round_trip(tmp_path):
     assert len(tt.VOCAB) == VOCAB_LEN and len(json.loads(lines[0])) == VOCAB_LEN + 9  # + format, op, file, 6 numbers
     for row, line in zip(rows, lines):
         r = json.loads(line)
-        assert r["tagg_record"] == 7 and r["op"] == "write"
+        assert r["tagg_record"] == 8 and r["op"] == "write"
         assert r["file"] == 'a "quoted"\\name\n.h5'
         for k, x in zip(tt.VOCAB + tt.COSTS + ["t_plan", "t_move", "t_fs", "t_total"], row):
             assert r[k] == float(x), k  # exact: 17 significant digits
@@ -92,6 +104,8 @@ def test_record_round_trip(tmp_path):
     assert len(back) == len(rows)
     assert [r["in_flight"] for r in back] == [float(row[tt.VOCAB.index("in_flight")]) for row in rows]
     assert any(r["in_flight"] != 0 for r in back)
+    assert [r["flight_ahead"] for r in back] == [float(row[tt.VOCAB.index("flight_ahead")]) for row in rows]
+    assert any(r["flight_ahead"] != 0 for r in back)
     def as_format(version, drop, recs=None):
         """The records (fresh from lines, or recs as they are) declared format
         version without the keys in drop, written and read back."""
@@ -103,11 +117,15 @@ def test_record_round_trip(tmp_path):
         path.write_text("".join(json.dumps(r) + "\n" for r in recs))
         return recs, tt.read_records([str(path)])
 
+    # format 7 (no flight_ahead) is still read, flight_ahead as 0 (not measured)
+    _, back = as_format(7, ["flight_ahead"])
+    assert len(back) == len(rows) and all(r["flight_ahead"] == 0 for r in back)
+    assert any(r["in_flight"] != 0 for r in back)
     # format 6 (no in_flight) is still read, in_flight as 0 (not measured)
-    _, back = as_format(6, ["in_flight"])
+    _, back = as_format(6, ["in_flight", "flight_ahead"])
     assert len(back) == len(rows) and all(r["in_flight"] == 0 for r in back)
     # format 5 (resident with pages under readahead) is still read, as it is
-    old, back = as_format(5, ["in_flight"])
+    old, back = as_format(5, ["in_flight", "flight_ahead"])
     assert [r["resident"] for r in back] == [r["resident"] for r in old]
     # format 4 (no resident) is still read, resident as 0 (not measured)
     assert any(json.loads(line)["resident"] != 0 for line in lines)
@@ -132,9 +150,14 @@ def test_record_round_trip(tmp_path):
     path.write_text(json.dumps(no_cost) + "\n")
     r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
     assert r.returncode == 1 and "record lacks numeric cost_aggr" in r.stderr, r.stderr
-    path.write_text(lines[0].replace('"tagg_record":7', '"tagg_record":8') + "\n")
+    path.write_text(lines[0].replace('"tagg_record":8', '"tagg_record":9') + "\n")
     r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
-    assert r.returncode == 1 and "not a tagg record of format 1 to 7" in r.stderr, r.stderr
+    assert r.returncode == 1 and "not a tagg record of format 1 to 8" in r.stderr, r.stderr
+    no_ahead = json.loads(lines[0])
+    del no_ahead["flight_ahead"]
+    path.write_text(json.dumps(no_ahead) + "\n")
+    r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
+    assert r.returncode == 1 and "record lacks numeric flight_ahead" in r.stderr, r.stderr
     no_flight = json.loads(lines[0])
     del no_flight["in_flight"]
     path.write_text(json.dumps(no_flight) + "\n")
@@ -223,9 +246,11 @@ def test_fit_writes_table_and_model(tmp_path):
     assert "the engine may choose aggregators" in shown and "predicts ln(seconds per byte of the call)" in shown
     # choose: many pieces per rank must go through aggregators, one small
     # piece per rank must not (by construction, by factors of 3 and 30)
-    many = [16, 4, 1 << 20, 0.25, 256, 0.5, 0.5, 3, 0, 0.5, 0, 0, 0, 0, 0.125, 1, 0, 4 << 20, 2, 0, 0, 1]
-    one = [2, 1, 65536, 0.25, 1, 1.0, 0.5, 3, 0, 0, 2, 0, 0, 0, 0, 0, 2, 4 << 20, 2, 0, 0, 1]
-    ch = subprocess.run([EVAL, "--choose", str(model)], input="%s\n%s\n" % (" ".join(map(str, many)), " ".join(map(str, one))),
+    many = vocab(ranks=16, nodes=4, bytes_spread=0.25, pieces_per_rank=256, contiguity=0.5, aligned=0.5, fs_kind=3,
+                 past_end=0.5, in_flight=0.125, direct=1, aggregators=0, throttle=1)
+    one = vocab(bytes_per_rank=65536, bytes_spread=0.25, aligned=0.5, fs_kind=3, setup=2, aggregators=2, throttle=1)
+    line = lambda r: " ".join(str(r[k]) for k in tt.VOCAB)
+    ch = subprocess.run([EVAL, "--choose", str(model)], input="%s\n%s\n" % (line(many), line(one)),
                         capture_output=True, text=True, check=True).stdout.splitlines()
     assert "direct=0" in ch[0] and "direct=1" in ch[1], ch
     # an edited model is refused with the line named
@@ -252,7 +277,7 @@ def test_bad_records_are_refused(tmp_path):
 def test_median_rows_one_per_pattern_and_settings():
     """fit --medians / heldout: one row per (kernel, pattern, settings), its
     time the median of the repetitions; other settings stay apart."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = vocab()
     rows = []
     for t in (0.1, 0.5, 0.2):               # three repetitions of one setting
         rows.append(dict(base, t_total=t))
@@ -360,7 +385,7 @@ def test_call_errors_judge_each_call_by_its_medians():
     value per call (kernel, pattern and settings), the median of its
     predictions against the median of its times; calls of another kernel or
     setting are apart."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = vocab()
     rows = [dict(base, t_total=t) for t in (1.0, 2.0, 9.0)]  # median 2
     pred = [2.0, 2.0, 50.0]  # median 2: exact, whatever the stall
     rows += [dict(base, direct=1, aggregators=0, t_total=t) for t in (1.0, 1.0)]
@@ -377,8 +402,7 @@ def test_phase_errors_sum_a_files_calls():
     the sums is judged per (kernel, file system, op, setting); a call that is
     off alone counts in its phase's sum, not as a call of its own; records
     without explore's runs are left out."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]),
-                _kernel="k", _variant="default")
+    base = vocab(_kernel="k", _variant="default")
     rows, pred = [], []
     for rep, (a, b) in enumerate([(1.0, 3.0), (2.0, 2.0), (1.0, 9.0)]):  # sums 4, 4, 10: median 4
         for t, p, size in ((a, 3.5, 1 << 20), (b, 0.5, 2 << 20)):  # predicted sums 4: each call off, the phase not
@@ -397,7 +421,7 @@ def test_phase_errors_sum_a_files_calls():
 
 
 def test_training_rows_group_repetitions():
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = vocab()
     rows = [dict(base, t_total=t) for t in (0.010, 0.011, 0.012, 0.5, 0.6)]
     rows.append(dict(base, direct=1, aggregators=0, t_total=0.02))
     rows.append(dict(base, t_total=3.0, _kernel="other"))
@@ -413,7 +437,7 @@ def test_training_rows_group_repetitions():
 def test_pattern_key_holds_out_whole_kernels():
     """The whole-pattern CV never tests a call whose write/read or file-system
     twin is in training: the unit is the kernel, else the shape."""
-    base = dict(zip(tt.VOCAB, [2, 1, 1 << 20, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 4 << 20, 2, 0, 0, 0]))
+    base = vocab()
     assert tt.pattern_key(dict(base, fs_kind=3, is_read=1)) == tt.pattern_key(base)
     assert tt.pattern_key(dict(base, bytes_per_rank=4096)) != tt.pattern_key(base)
     assert tt.pattern_key(dict(base, _kernel="s3d-32")) == tt.pattern_key(dict(base, bytes_per_rank=7, _kernel="s3d-32"))
@@ -428,8 +452,8 @@ def machine_rows(sizes, reps=5, seed=4):
         for direct in (0, 1):
             for rep in range(reps):
                 t = 2 * bpr / (300e6 if direct else 600e6) * math.exp(rnd.gauss(0, 0.03)) * (20 if rep == 2 else 1)
-                rows.append(dict(zip(tt.VOCAB, [2, 1, bpr, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, direct, 0 if direct else 1,
-                                                4 << 20, 2, 0, 0, 0]), t_total=t, _kernel="k%d" % bpr, _stall=rep == 2))
+                rows.append(vocab(bytes_per_rank=bpr, direct=direct, aggregators=0 if direct else 1,
+                                  t_total=t, _kernel="k%d" % bpr, _stall=rep == 2))
     return rows
 
 
@@ -584,14 +608,16 @@ def test_effective_repeat_python_is_c(tmp_path):
         bpr = rnd.choice([1 << 19, 1 << 20, 3 << 20, (1 << 20) * pieces, (1 << 20) * pieces - 1, (4 << 20) * pieces])
         direct = rnd.choice([0, 1])
         r = dict(zip(tt.VOCAB, [2, 1, bpr, 0, pieces, 1, 1, 3, 1, 0, 0, rnd.choice([0, 1]),
-                                rnd.choice([0, 1 << 20]), rnd.choice([0, 0, 1]), rnd.choice([0, 0.5]), direct,
+                                rnd.choice([0, 1 << 20]), rnd.choice([0, 0, 1]), rnd.choice([0, 0.5]),
+                                rnd.choice([0, 0, 2, 7]), direct,
                                 0 if direct else rnd.choice([1, 2, 4]),
                                 rnd.choice([1 << 19, 1 << 20, 4 << 20]), 2, 0, 0, 0]))
         e = tt.effective(r)
-        # cached re-reads are 10x faster, reads from memory (resident) 2x more, and
-        # reads of pages readahead still reads (in_flight) 1.5x slower
+        # cached re-reads are 10x faster, reads from memory (resident) 2x more,
+        # reads of pages readahead still reads (in_flight) 1.5x slower, and
+        # more so the more readahead reads after them (flight_ahead)
         r["t_total"] = (1e-3 * bpr / (1 << 20) * (0.1 if e["repeat"] else 1.0) * (0.5 if e["resident"] else 1.0)
-                        * (1.5 if e["in_flight"] else 1.0))
+                        * (1.5 if e["in_flight"] else 1.0) * (1 + 0.25 * e["flight_ahead"]))
         rows.append(r)
     # by hand on a few, format 2: 1 MiB runs direct on dio_min 1 MiB are not cached; 1 MiB - 1 are
     base = dict(rows[0], repeat=1, dio_min=1 << 20, direct=1, aggregators=0, pieces_per_rank=1, buffer_size=4 << 20)
@@ -609,6 +635,8 @@ def test_effective_repeat_python_is_c(tmp_path):
     assert tt.effective(dict(base, bytes_per_rank=1 << 20, resident=0))["resident"] == 1
     assert tt.effective(dict(base, bytes_per_rank=1 << 20, resident=0, in_flight=0.5))["in_flight"] == 0  # none in flight
     assert tt.effective(dict(base, bytes_per_rank=4 << 20, resident=0, in_flight=0.5))["in_flight"] == 0.5  # as probed
+    assert tt.effective(dict(base, bytes_per_rank=1 << 20, resident=0, in_flight=0.5, flight_ahead=7))["flight_ahead"] == 0
+    assert tt.effective(dict(base, bytes_per_rank=4 << 20, resident=0, in_flight=0.5, flight_ahead=7))["flight_ahead"] == 7
     assert tt.effective(dict(base, bytes_per_rank=1 << 20, resident=0), 3)["resident"] == 0
     assert tt.effective(dict(base, bytes_per_rank=(1 << 20) - 1, resident=0))["resident"] == 0  # buffered: as probed
     assert tt.effective(dict(base, bytes_per_rank=4 << 20, resident=0))["resident"] == 0      # from the storage
@@ -618,7 +646,7 @@ def test_effective_repeat_python_is_c(tmp_path):
     for v in (2, 3, 4):
         assert tt.effective(agg, v)["repeat"] == 0 and tt.effective(dict(agg, aggregators=4), v)["repeat"] == 1
         assert tt.effective(dict(agg, buffer_size=1 << 19), v)["repeat"] == 1  # rounds of one 512 KiB buffer
-    inputs = ["bytes_per_rank", "repeat", "direct", "resident", "in_flight"]
+    inputs = ["bytes_per_rank", "repeat", "direct", "resident", "in_flight", "flight_ahead"]
     est = DecisionTreeRegressor(random_state=0).fit(tt.features(rows, inputs), tt.target_of(rows, "seconds"))
     model = tmp_path / "m.tune"
     model.write_text(tt.export("decision_tree", est, inputs, [], "seconds"))

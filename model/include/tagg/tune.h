@@ -74,8 +74,9 @@ extern "C" {
 #define TAGG_TUNE_RCACHE_SLOTS 4
 #define TAGG_TUNE_MAX_BYTES ((size_t)256 << 20) /* a model file is at most this big */
 #define TAGG_TUNE_MAX_COMBOS 65536              /* candidate settings tried per choice */
-#define TAGG_TUNE_RECORD_VERSION 7              /* "tagg_record" of the lines tagg appends */
+#define TAGG_TUNE_RECORD_VERSION 8              /* "tagg_record" of the lines tagg appends */
 #define TAGG_TUNE_RESIDENT_STEPS 8              /* resident is a multiple of 1/8 */
+#define TAGG_TUNE_AHEAD_MAX 64                  /* flight_ahead is at most this (tagg_tune_ahead_step) */
 
 /* The vocabulary: every quantity a record carries and a model may use. The
  * first group describes the call (features of the pattern), the second the
@@ -114,6 +115,15 @@ typedef enum {
                               started, not for one of its own), in the same steps over the same ranks
                               as resident; 0 when none could tell (records before format 7 did not
                               measure it; format 5 counted it in resident) */
+  TAGG_TV_FLIGHT_AHEAD,    /* where some of a rank's bytes were in flight: the bytes the page cache held
+                              but was still reading in the 8 MiB after the rank's range (the rest of the
+                              readahead the call's bytes belong to, which a read of them may wait for:
+                              HACC's sixth 1 MiB read, all in flight with 7 MiB more behind it, took
+                              4.5 ms, the fourth with 2 MiB behind it 0.6-1.2 ms, session 49), over the
+                              same ranks as resident, per byte of the call, in steps of
+                              1/TAGG_TUNE_RESIDENT_STEPS up to TAGG_TUNE_AHEAD_MAX
+                              (tagg_tune_ahead_step); 0 where none of the call's bytes was in flight or
+                              none could tell (records before format 8 did not measure it) */
   /* settings */
   TAGG_TV_DIRECT,          /* 1: every rank accessed its own extents; 0: aggregated */
   TAGG_TV_AGGREGATORS,     /* aggregators used */
@@ -167,6 +177,10 @@ int tagg_tune_uses(const tagg_tune_model_t *m, int v);
  * the same state have the same pattern); outside [0, 1] clamped. */
 double tagg_tune_resident_step(double share);
 
+/* flight_ahead's steps: the nearest multiple of 1/TAGG_TUNE_RESIDENT_STEPS,
+ * clamped to [0, TAGG_TUNE_AHEAD_MAX]. */
+double tagg_tune_ahead_step(double per_byte);
+
 /* Bytes of the call for a per-byte target: max(1, ranks * bytes_per_rank),
  * computed exactly so by tagg-tune. */
 double tagg_tune_call_bytes(const double x[TAGG_TV_COUNT_]);
@@ -188,8 +202,8 @@ double tagg_tune_call_bytes(const double x[TAGG_TV_COUNT_]);
  * engine's probe (the page cache only) says 0; with 0 a model that had seen
  * buffered re-reads of 512 and 768 KiB runs resident and fast took direct
  * re-reads of 1 MiB runs for reads from the storage, 30x too slow (VPIC AoS
- * on GlusterFS); none of it is then in flight (in_flight 0: the page
- * cache's state says nothing of such a read). tagg-tune applies the same
+ * on GlusterFS); none of it is then in flight (in_flight and flight_ahead
+ * 0: the page cache's state says nothing of such a read). tagg-tune applies the same
  * rule, in the same double arithmetic, before it fits. */
 void tagg_tune_effective(double x[TAGG_TV_COUNT_], int version);
 
@@ -220,10 +234,10 @@ double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUN
 
 /* ---- records (`record=FILE`): one JSON object a line ----------------------
  *
- *   {"tagg_record":7,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
+ *   {"tagg_record":8,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,
  *    "cost_direct":0.051,"cost_aggr":0.042,"t_plan":0.0012,"t_move":0.0345,"t_fs":0.0211,"t_total":0.0568}
  *
- * Keys: tagg_record (format, 7; format 6 had no in_flight, format 5 counted
+ * Keys: tagg_record (format, 8; format 7 had no flight_ahead, format 6 no in_flight, format 5 counted
  * in resident the pages the kernel's readahead was still reading, format 4
  * had no resident, format 3 no dio_min, format 2 no cost_direct or cost_aggr either, format 1 neither past_end, setup nor
  * repeat), op ("write" or "read"), file

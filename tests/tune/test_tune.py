@@ -420,6 +420,32 @@ def test_phase_errors_sum_a_files_calls():
     assert tt.phase_errors([], []) == {}
 
 
+def test_place_errors_follow_a_call_through_its_repetitions():
+    """place_errors (heldout's per call by place): the i-th call of a file's
+    write or read under one setting is one call over the repetitions, whatever
+    state each repetition recorded; two calls alike in every input stay two."""
+    base = vocab(_kernel="k", _variant="default", is_read=1)
+    rows, pred = [], []
+    for rep in range(3):
+        bench = ("f", 1, rep, "default")
+        # the first read: 1 ms, predicted 1.5 (resident differs by repetition: three groups by vocabulary)
+        rows.append(dict(base, t_total=1.0, resident=(rep + 1) / 8, _bench=bench))
+        pred.append(1.5)
+        # the second and third: alike in every input, 2 and 4 ms, both predicted 3
+        rows += [dict(base, t_total=2.0, _bench=bench), dict(base, t_total=4.0, _bench=bench)]
+        pred += [3.0, 3.0]
+        rows.append(dict(base, is_read=0, t_total=8.0, _bench=bench))  # the write of the file: its own first call
+        pred.append(6.0)
+    rows.append(dict(base, t_total=1.0, _bench=None))  # no run: left out
+    pred.append(9.0)
+    got = tt.place_errors(rows, pred)
+    assert got == {("k", 1.0, 1.0, "default", 0): 0.5, ("k", 1.0, 1.0, "default", 1): 0.5,
+                   ("k", 1.0, 1.0, "default", 2): 0.25, ("k", 1.0, 0.0, "default", 0): 0.25}
+    # by vocabulary: the first read is three calls, the second and third one (median 3 of 2, 4)
+    assert sorted(tt.call_errors(rows[:-1], pred[:-1])) == [0.0, 0.25, 0.5, 0.5, 0.5]
+    assert tt.place_errors([], []) == {}
+
+
 def test_training_rows_group_repetitions():
     base = vocab()
     rows = [dict(base, t_total=t) for t in (0.010, 0.011, 0.012, 0.5, 0.6)]

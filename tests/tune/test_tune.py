@@ -144,35 +144,23 @@ def test_record_round_trip(tmp_path):
     # format 1 (no past_end, setup, repeat either) is still read, those as 0
     old, back = as_format(1, ["past_end", "setup", "repeat"], old)
     assert len(back) == len(rows) and all(r["past_end"] == 0 and r["setup"] == 0 and r["repeat"] == 0 for r in back)
-    # format 3 needs its estimates; an unknown format is refused
-    no_cost = json.loads(lines[0])
-    del no_cost["cost_aggr"]
-    path.write_text(json.dumps(no_cost) + "\n")
-    r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
-    assert r.returncode == 1 and "record lacks numeric cost_aggr" in r.stderr, r.stderr
-    path.write_text(lines[0].replace('"tagg_record":8', '"tagg_record":9') + "\n")
-    r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
-    assert r.returncode == 1 and "not a tagg record of format 1 to 8" in r.stderr, r.stderr
-    no_ahead = json.loads(lines[0])
-    del no_ahead["flight_ahead"]
-    path.write_text(json.dumps(no_ahead) + "\n")
-    r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
-    assert r.returncode == 1 and "record lacks numeric flight_ahead" in r.stderr, r.stderr
-    no_flight = json.loads(lines[0])
-    del no_flight["in_flight"]
-    path.write_text(json.dumps(no_flight) + "\n")
-    r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
-    assert r.returncode == 1 and "record lacks numeric in_flight" in r.stderr, r.stderr
-    no_res = json.loads(lines[0])
-    del no_res["resident"]
-    path.write_text(json.dumps(no_res) + "\n")
-    r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
-    assert r.returncode == 1 and "record lacks numeric resident" in r.stderr, r.stderr
-    no_dio = json.loads(lines[0])
-    del no_dio["dio_min"]
-    path.write_text(json.dumps(no_dio) + "\n")
-    r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")], capture_output=True, text=True)
-    assert r.returncode == 1 and "record lacks numeric dio_min" in r.stderr, r.stderr
+
+    def refused(text):
+        """tagg-tune fit's exit code and message for a record file holding text."""
+        path.write_text(text + "\n")
+        r = subprocess.run([sys.executable, TOOL, "fit", str(path), "-o", str(tmp_path / "m")],
+                           capture_output=True, text=True)
+        return r.returncode, r.stderr
+
+    # an unknown format is refused; a record of this format lacking a key its
+    # format has (format 3's estimates; dio_min, resident, in_flight, flight_ahead) too
+    code, err = refused(lines[0].replace('"tagg_record":8', '"tagg_record":9'))
+    assert code == 1 and "not a tagg record of format 1 to 8" in err, err
+    for key in ("cost_aggr", "flight_ahead", "in_flight", "resident", "dio_min"):
+        lacking = json.loads(lines[0])
+        del lacking[key]
+        code, err = refused(json.dumps(lacking))
+        assert code == 1 and "record lacks numeric " + key in err, (key, err)
 
 
 def c_eval(model, X_full):

@@ -65,7 +65,7 @@ static void pattern_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_
                 ra += (double)e->rows[r].ahead;
     v[TAGG_TV_RESIDENT]     = rb > 0 ? tagg_tune_resident_step(rr / rb) : 0;
     v[TAGG_TV_IN_FLIGHT]    = rb > 0 ? tagg_tune_resident_step(rf / rb) : 0;
-    v[TAGG_TV_FLIGHT_AHEAD] = rb > 0 && rf > 0 ? tagg_tune_ahead_step(ra / rb) : 0;
+    v[TAGG_TV_FLIGHT_AHEAD] = rb > 0 ? tagg_tune_ahead_step(ra / rb) : 0; /* a row's ahead: 0 unless flight */
 }
 
 /* At most this many of a rank's runs are asked one by one; a request of more

@@ -152,7 +152,10 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "gather, which carries any failure, is the call's only synchronisation. A wrong guess only "       \
       "leaves that rank's runs out of the aggregation. 0 = every call waits for the plan")               \
     X(block, SIZE, int64_t, NULL, "1M", 1, 1LL << 30, NULL,                                                \
-      "file domains are aligned to this (file-system block or stripe) unless the layout has a stripe")  \
+      "file domains are aligned to this (file-system block or stripe) unless the layout has a stripe; "  \
+      "where whole blocks would leave a domain of at least one block more than a sixteenth above an "    \
+      "equal share (a 2 MiB dataset after HDF5's header, two aggregators: 2 MiB and 2 KiB), to the "     \
+      "largest power-of-two fraction of it, a multiple of 4 KiB, that does not")                         \
     X(strategy, ENUM, int, TAGG_ENV_STRATEGY, "memory-aware", 0, 0, tagg_strategy_names,                  \
       "aggregator placement (model/ registry)")                                                          \
     X(throttle, INT, int, TAGG_ENV_THROTTLE, "-1", -1, 1 << 20, NULL,                                    \

@@ -164,8 +164,8 @@ static void plan_input(tagg_file_t *f, tagg_engine_t *e, const tagg_req_desc_t *
     in->strategy   = e->strategy;
     in->cost_based = e->cost_based;
     in->unit       = f->store_ops->stripe(f);
-    if (!in->unit)
-        in->unit = (uint64_t)f->cfg.block;
+    if (!in->unit) /* the shared layout: block-aligned domains, finer where that balances them */
+        in->unit = (uint64_t)f->cfg.block, in->unit_fine = TAGG_DIO_ALIGN;
     in->bufsize  = e->bufsize;
     in->nbuf     = e->nbuf;
     in->naggr    = f->cfg.aggregators;

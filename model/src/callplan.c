@@ -431,7 +431,7 @@ static int plan_call(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *
     if (nn >= 1 && naggr > nn) naggr = nn;
     if (naggr > nn) lone = 0;
   }
-  tagg_partition_range(span, naggr, unit, &c->dsize, &c->ndom);
+  tagg_partition_range(span, naggr, unit, in->unit_fine, &c->dsize, &c->ndom);
   uint64_t dlo = in->dio_block ? lo / in->dio_block * in->dio_block : lo, fit = (uint64_t)in->nbuf * in->bufsize;
   if (dlo < lo && (hi - lo + unit - 1) / unit * unit <= fit && (hi - dlo + unit - 1) / unit * unit > fit)
     dlo = lo; /* one round of the data against several */
@@ -443,7 +443,7 @@ static int plan_call(const tagg_call_in_t *in, tagg_call_plan_t *c, tagg_err_t *
      * have a buffered head and tail, and go through dio.c's aligned copy),
      * unless that costs the single round the data alone would fit */
     c->lo = dlo, span = hi - dlo;
-    tagg_partition_range(span, 1, unit, &c->dsize, &c->ndom);
+    tagg_partition_range(span, 1, unit, in->unit_fine, &c->dsize, &c->ndom);
   }
   /* rounds: one slot of nbuf buffers when a domain (or the data) fits them
    * all (no pipeline, one synchronisation). An aggregator holds at most a

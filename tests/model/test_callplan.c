@@ -535,15 +535,43 @@ static void test_partition(void **state) {
   (void)state;
   uint64_t dsize;
   int ndom;
-  tagg_partition_range(10 * MiB, 4, MiB, &dsize, &ndom); /* 2.5 MiB -> 3 MiB domains: 4 of them (3,3,3,1) */
+  tagg_partition_range(10 * MiB, 4, MiB, 0, &dsize, &ndom); /* 2.5 MiB -> 3 MiB domains: 4 of them (3,3,3,1) */
   assert_int_equal(dsize, 3 * MiB);
   assert_int_equal(ndom, 4);
-  tagg_partition_range(10 * MiB, 3, MiB, &dsize, &ndom); /* 3.33 -> 4 MiB: 3 domains (4,4,2) */
+  tagg_partition_range(10 * MiB, 3, MiB, 0, &dsize, &ndom); /* 3.33 -> 4 MiB: 3 domains (4,4,2) */
   assert_int_equal(dsize, 4 * MiB);
   assert_int_equal(ndom, 3);
-  tagg_partition_range(100, 8, MiB, &dsize, &ndom); /* less than a unit: one domain */
+  tagg_partition_range(100, 8, MiB, 0, &dsize, &ndom); /* less than a unit: one domain */
   assert_int_equal(dsize, MiB);
   assert_int_equal(ndom, 1);
+  /* finer alignment where the layout allows it (fine > 0): HDF5's 2 MiB after its
+   * header, [0, 2 MiB + 2 KiB), two domains: whole MiBs give 2 MiB and 2 KiB, one
+   * aggregator moving all; 64 KiB steps give 1 MiB + 64 KiB and 1 MiB - 62 KiB */
+  tagg_partition_range(2 * MiB + 2048, 2, MiB, 0, &dsize, &ndom);
+  assert_int_equal(dsize, 2 * MiB);
+  tagg_partition_range(2 * MiB + 2048, 2, MiB, 4096, &dsize, &ndom);
+  assert_int_equal(dsize, MiB + 64 * KiB);
+  assert_int_equal(ndom, 2);
+  /* the same at other sizes and counts: never more than naggr domains, each a
+   * multiple of fine and of a power-of-two fraction of the align, at least one
+   * align, at most a sixteenth above an equal share unless fine is reached */
+  static const uint64_t spans[] = {MiB + 1, 2 * MiB + 4096, 3 * MiB + 777, 8 * MiB + 2048, 10 * MiB, 64 * MiB + 5};
+  for (size_t i = 0; i < sizeof spans / sizeof *spans; i++)
+    for (int n = 1; n <= 8; n++) {
+      uint64_t per = (spans[i] + (uint64_t)n - 1) / (uint64_t)n, whole = (per + MiB - 1) / MiB * MiB;
+      tagg_partition_range(spans[i], n, MiB, 4096, &dsize, &ndom);
+      assert_true(ndom >= 1 && ndom <= n);
+      assert_true((uint64_t)ndom * dsize >= spans[i]);
+      assert_int_equal(dsize % 4096, 0);
+      if (per < MiB) { /* less than one align each: whole aligns, as without fine */
+        assert_int_equal(dsize, MiB);
+        continue;
+      }
+      assert_true(dsize >= per && dsize <= whole);
+      assert_true(dsize - per <= per / 16 || dsize - per < 4096);
+    }
+  tagg_partition_range(3 * MiB + 4096, 2, 3 * 4096, 4096, &dsize, &ndom); /* 12 KiB does not halve into 4 KiB steps */
+  assert_int_equal(dsize % (3 * 4096), 0);
   /* in a plan: the domains cover [lo aligned down, hi), one round when a domain fits 2 x 4 MiB */
   fx_t fx;
   fx_init(&fx, 4, 4);
@@ -558,6 +586,15 @@ static void test_partition(void **state) {
   assert_int_equal(p.round, 5 * MiB);
   assert_true((uint64_t)p.ndom * p.dsize >= p.hi - p.lo);
   tagg_call_plan_free(&p);
+  fx.in.unit_fine = 4096; /* the shared layout's: 4.25 MiB and 3.75 MiB + 2 KiB, one round each */
+  p = plan_ok(&fx);
+  assert_int_equal(p.lo, 0);
+  assert_int_equal(p.ndom, 2);
+  assert_int_equal(p.dsize, 4 * MiB + 256 * KiB);
+  assert_int_equal(p.nrounds, 1);
+  assert_int_equal(p.round, p.dsize);
+  tagg_call_plan_free(&p);
+  fx.in.unit_fine = 0;
   fx.in.naggr = 1; /* one domain starts where the data does: 8 MiB, one round of 2 x 4 MiB buffers */
   p = plan_ok(&fx);
   assert_int_equal(p.lo, 2048);

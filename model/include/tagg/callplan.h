@@ -98,6 +98,9 @@ typedef struct tagg_call_in {
   const tagg_strategy_t *strategy; /* registry strategy (NULL or cost_based: Cost_A + Cost_T) */
   int cost_based;
   uint64_t unit;                   /* domain alignment (stripe, else block) */
+  uint64_t unit_fine;              /* > 0: domains may align to a power-of-two fraction of unit, a multiple of
+                                      this, where whole units leave them unbalanced (the shared layout's
+                                      block; tagg_partition_range); 0: whole units (a layout's stripe) */
   uint64_t bufsize;                /* one round buffer */
   int nbuf;                        /* buffers per aggregator */
   int naggr;                       /* forced aggregator count (0: the model's) */

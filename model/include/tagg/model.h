@@ -102,8 +102,11 @@ int tagg_partition(const uint64_t *bytes, int nranks, int naggr, uint64_t align,
 void tagg_partition_free(tagg_partition_t *p);
 
 /* File domains of the engine: [0, span) cut into *ndom <= naggr equal domains of
- * *dsize bytes, a multiple of align (the last may be shorter). */
-void tagg_partition_range(uint64_t span, int naggr, uint64_t align, uint64_t *dsize, int *ndom);
+ * *dsize bytes (the last may be shorter), a multiple of align; with fine > 0, of
+ * a power-of-two fraction of align (a multiple of fine) where whole aligns would
+ * leave a domain of at least one align more than a sixteenth above span / naggr
+ * (partition.c). fine = 0: whole aligns always (a layout's stripes). */
+void tagg_partition_range(uint64_t span, int naggr, uint64_t align, uint64_t fine, uint64_t *dsize, int *ndom);
 
 /* ---- cost of one candidate ----------------------------------------------- */
 

@@ -552,9 +552,10 @@ static void test_partition(void **state) {
   tagg_partition_range(2 * MiB + 2048, 2, MiB, 4096, &dsize, &ndom);
   assert_int_equal(dsize, MiB + 64 * KiB);
   assert_int_equal(ndom, 2);
-  /* the same at other sizes and counts: never more than naggr domains, each a
-   * multiple of fine and of a power-of-two fraction of the align, at least one
-   * align, at most a sixteenth above an equal share unless fine is reached */
+  /* the same at other sizes and counts: never more than naggr domains covering
+   * the span, each a multiple of fine, at least an equal share and at most whole
+   * aligns' size, a sixteenth above an equal share unless fine is reached; under
+   * one align each, a whole align as without fine */
   static const uint64_t spans[] = {MiB + 1, 2 * MiB + 4096, 3 * MiB + 777, 8 * MiB + 2048, 10 * MiB, 64 * MiB + 5};
   for (size_t i = 0; i < sizeof spans / sizeof *spans; i++)
     for (int n = 1; n <= 8; n++) {

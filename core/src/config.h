@@ -129,7 +129,9 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "reads buffered (local disk, writes that are synced: 1.1-1.4x of buffered). A file system that "    \
       "refuses O_DIRECT is accessed buffered (README: Direct I/O)")                                        \
     X(direct_io_min, SIZE, int64_t, NULL, "1M", 4096, 1LL << 40, NULL,                                      \
-      "direct_io: accesses shorter than this stay buffered (HDF5's metadata accesses are far smaller)")    \
+      "direct_io: accesses shorter than this stay buffered (HDF5's metadata accesses are far smaller); "  \
+      "an aggregator's access that holds its round's data is judged by the call's round, so that every "  \
+      "aggregator of a call moves its rounds the same way")                                               \
     X(file_io, ENUM, int, NULL, "auto", 0, 0, tagg_file_io_names,                                          \
       "how tagg's engine reaches a layout=shared file (backend=tapioca): posix = a descriptor of each "   \
       "rank's own (open, pread/pwrite, fsync); mpiio = a handle of each rank's own on MPI_COMM_SELF "    \

@@ -199,8 +199,15 @@ void tagg_dio_reserve(tagg_dio_t *d, uint64_t off, uint64_t len)
 
 int tagg_dio_access(tagg_dio_t *d, int write, uint64_t off, uint64_t len, void *buf)
 {
+    return tagg_dio_access_as(d, write, off, len, buf, len);
+}
+
+int tagg_dio_access_as(tagg_dio_t *d, int write, uint64_t off, uint64_t len, void *buf, uint64_t as)
+{
     uint64_t A = d->align, a = (off + A - 1) / A * A, b = (off + len) / A * A;
-    int      fd = (write || !d->writes_only) && len >= d->min && b > a && b - a >= d->min ? descriptor(d) : -1;
+    /* an access judged by itself: its aligned middle reaches min too */
+    int big = as > len ? as >= d->min : len >= d->min && b - a >= d->min;
+    int fd  = (write || !d->writes_only) && big && b > a ? descriptor(d) : -1;
     if (fd < 0)
         return d->ops->buffered(d->ctx, write, off, len, buf);
     char *mem     = (char *)buf;

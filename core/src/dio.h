@@ -109,5 +109,11 @@ void tagg_dio_reserve(tagg_dio_t *d, uint64_t off, uint64_t len);
 int tagg_dio_reopen(int fd, int write);
 /* The whole range or an error (pushed). write 1: from buf; 0: into buf. */
 int tagg_dio_access(tagg_dio_t *d, int write, uint64_t off, uint64_t len, void *buf);
+/* The same, min judged by `as` bytes instead of len (as >= len): an
+ * aggregator's access that holds all of its round's data is judged by the
+ * call's round (store.h round_access), so that every aggregator of a call
+ * moves its rounds the same way; with as >= min, any whole aligned block of
+ * the range goes direct. as == len: tagg_dio_access. */
+int tagg_dio_access_as(tagg_dio_t *d, int write, uint64_t off, uint64_t len, void *buf, uint64_t as);
 
 #endif

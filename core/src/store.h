@@ -31,6 +31,14 @@ typedef struct tagg_store_ops {
      * aggregator's round), which the layout may serve from what it keeps of
      * the open's earlier reads (the shared layout's rcache.h). */
     int (*pread_extent)(tagg_file_t *f, uint64_t off, uint64_t len, void *buf);
+    /* Optional (NULL: pwrite, pread): an aggregator's access in one round of
+     * a collective call that holds all of the round's data, which the layout
+     * judges as `as` bytes (the call's round, as >= len) where it chooses
+     * between buffered and direct access by size (direct_io_min: dio.h
+     * tagg_dio_access_as), so that every aggregator of the call moves its
+     * rounds the same way: a domain a little shorter than the others is not
+     * buffered while theirs go direct. */
+    int (*round_access)(tagg_file_t *f, int write, uint64_t off, uint64_t len, void *buf, uint64_t as);
     /* Local (the file layer calls it on rank 0 and broadcasts): logical size. */
     int (*get_size)(tagg_file_t *f, uint64_t *size);
     /* Collective: makes the logical size exactly size. */

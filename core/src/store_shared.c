@@ -348,6 +348,11 @@ static int shared_pread(tagg_file_t *f, uint64_t off, uint64_t len, void *buf)
     return tagg_dio_access(&((shared_t *)f->store)->dio, 0, off, len, buf);
 }
 
+static int shared_round_access(tagg_file_t *f, int write, uint64_t off, uint64_t len, void *buf, uint64_t as)
+{
+    return tagg_dio_access_as(&((shared_t *)f->store)->dio, write, off, len, buf, as);
+}
+
 /* rcache.h's fill: the aligned cover, directly where it qualifies. */
 static int rc_fill(void *ctx, uint64_t off, uint64_t len, void *buf) { return shared_pread(ctx, off, len, buf); }
 
@@ -490,6 +495,7 @@ const tagg_store_ops_t tagg_store_shared = {
     .pwrite   = shared_pwrite,
     .pread    = shared_pread,
     .pread_extent = shared_pread_extent,
+    .round_access = shared_round_access,
     .get_size = shared_get_size,
     .set_size = shared_set_size,
     .sync     = shared_sync,

@@ -178,6 +178,44 @@ static void test_split(void **s)
     close(c.fd), unlink(c.path);
 }
 
+/* tagg_dio_access_as: an access below min judged by a round of at least min
+ * moves its whole blocks direct (a balanced domain's shorter round), judged
+ * by a round below min none; judged by its own length as tagg_dio_access
+ * (its aligned middle must reach min too); the bytes read back are those
+ * written either way. */
+static void test_judged_as(void **s)
+{
+    (void)s;
+    ctx_t c;
+    setup_file(&c, "dio-as.bin");
+    uint64_t   bytes[4] = {0, 0, 0, 0};
+    tagg_dio_t d;
+    tagg_dio_init(&d, &ops, &c, c.path, 1, 1 << 20, bytes);
+    unsigned char *mem, *back;
+    assert_int_equal(posix_memalign((void **)&mem, 4096, 1 << 21), 0);
+    assert_int_equal(posix_memalign((void **)&back, 4096, 1 << 21), 0);
+    for (size_t i = 0; i < 1 << 21; i++)
+        mem[i] = (unsigned char)(rnd() >> 24);
+    uint64_t off = 1114112, len = 987136; /* the second of two balanced domains of [0, 2 MiB + 4 KiB) */
+    assert_int_equal(tagg_dio_access_as(&d, 1, off, len, mem, 1114112), 0);
+    assert_int_equal(bytes[1], len); /* aligned: whole, direct */
+    assert_int_equal(c.buffered, 0);
+    assert_int_equal(tagg_dio_access_as(&d, 1, off + 100, len - 200, mem + 100, 1114112), 0);
+    assert_int_equal(bytes[1], len + len - 8192); /* its whole blocks direct, the ends buffered */
+    assert_int_equal(c.buffered, 8192 - 200);
+    assert_int_equal(tagg_dio_access_as(&d, 1, 0, 8192, mem, (1 << 20) - 4096), 0); /* a round below min */
+    assert_int_equal(tagg_dio_access_as(&d, 1, 8192, 8192, mem, 8192), 0);           /* judged by itself */
+    assert_int_equal(tagg_dio_access(&d, 1, 16384, len, mem), 0);                    /* the same */
+    assert_int_equal(bytes[1], len + len - 8192);
+    assert_int_equal(c.buffered, 8192 - 200 + 8192 + 8192 + len);
+    assert_int_equal(tagg_dio_access_as(&d, 0, off, len, back, 1 << 20), 0);
+    assert_int_equal(bytes[0], len);
+    assert_memory_equal(back, mem, len);
+    tagg_dio_fini(&d);
+    free(mem), free(back);
+    close(c.fd), unlink(c.path);
+}
+
 /* direct_io=write: large writes go direct, every read buffered (and the
  * bytes are the same as the writes made); the key's rule for each mode. */
 static void test_writes_only(void **s)
@@ -353,6 +391,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_split),
+        cmocka_unit_test(test_judged_as),
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_writes_only),
         cmocka_unit_test(test_sync_note),

@@ -346,6 +346,7 @@ for b in h["bandwidth"]:
 # at most that of predicting its median; both and the model's per-call error are reported
 assert 0 <= h["center_floor_mean"] <= h["noise_mean"] + 1e-12, h
 assert h["call_err_mean"] >= 0 and h["call_err_median"] >= 0, h
+assert h["call_err_weighted"] >= 0 and h["calls_single"] >= 0, h
 PY
 then
   grep -q "tuned calls: .*write:" heldout.txt && ok "heldout: $(grep -c . heldout/heldout.txt) report lines, tuned calls recorded" ||

@@ -381,6 +381,8 @@ def test_call_errors_judge_each_call_by_its_medians():
     rows += [dict(base, t_total=4.0, _kernel="other")]
     pred += [3.0]  # 1/4
     assert tt.call_errors(rows, pred) == [0.0, 1.5, 0.25]
+    counts = []  # heldout's weighted per call figure: each call's repetitions, in the same order
+    assert tt.call_errors(rows, pred, counts) == [0.0, 1.5, 0.25] and counts == [3, 2, 1]
     assert tt.call_errors([], []) == []
 
 

@@ -127,11 +127,12 @@ static int file_access(void *arg)
     while (i + n < c->ncov && c->cov[2 * (i + n)] < rhi)
         n++;
     /* The round's data as one run of at least half of the round's part of
-     * the call's range (dense data; a domain's last round or the call's
-     * ends): the layout judges it by the call's round, as every aggregator's
+     * the call's range (dense data, shorter than the round only at a
+     * domain's or the call's ends): the layout judges it by the call's
+     * round, so that every aggregator's rounds go the same way
      * (round_access: a balanced domain of 1 MiB - 60 KiB was buffered where
-     * its neighbour's 1 MiB + 64 KiB went direct, session 51). Sparse rounds
-     * keep each run judged by itself. */
+     * its neighbour's 1 MiB + 64 KiB went direct, until session 51). Sparse
+     * rounds keep each run judged by itself. */
     uint64_t part_lo = rlo > c->lo ? rlo : c->lo, part_hi = rhi < c->hi ? rhi : c->hi;
     uint64_t dhi = dlo + c->dsize;
     part_hi = part_hi < dhi ? part_hi : dhi;

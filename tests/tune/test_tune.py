@@ -536,6 +536,58 @@ def test_cross_validation_fits_on_training_folds_only(monkeypatch):
     assert any("whole kernels held out (4 kernels)" in l for l in lines), lines
 
 
+@pytest.mark.parametrize("by_pattern", [False, True])
+def test_cross_validation_judges_places_and_phases_out_of_fold(monkeypatch, by_pattern):
+    """The tables' `place err` and `phase err`: place_errors and phase_errors of
+    the out-of-fold predictions, each record predicted by the model of the one
+    fold that held it out (a shuffled split spreads a phase's repetitions over
+    the folds; they are judged together); median rows have no such columns."""
+    rows = machine_rows([1 << 20, 4 << 20, 16 << 20, 64 << 20], reps=6)
+    for i, r in enumerate(rows):  # one file per repetition and setting: a write of one call
+        r.update(_id=i, _variant="direct" if r["direct"] else "a1", _bench=("f", r["_kernel"], i))
+    folds, handed = [], {}
+    real_fit = tt.fit_one
+
+    def fit_spy(kind, tr, inputs, args):
+        est, t = real_fit(kind, tr, inputs, args)
+        folds.append(({r["_id"] for r in tr}, est))
+        return est, t
+
+    def spy(name):
+        real = getattr(tt, name)
+
+        def f(rs, pred):
+            handed[name] = (list(rs), np.array(pred, dtype=float))
+            return real(rs, pred)
+        return f
+    monkeypatch.setattr(tt, "fit_one", fit_spy)
+    monkeypatch.setattr(tt, "place_errors", spy("place_errors"))
+    monkeypatch.setattr(tt, "phase_errors", spy("phase_errors"))
+    args = argparse.Namespace(center="rel", target="per_byte", seed=1, trees=5, folds=3)
+    inputs = ["bytes_per_rank", "direct"]
+    lines = []
+    tt.cross_validate(rows, inputs, ["decision_tree"], args, by_pattern, lines.append)
+    header = next(l for l in lines if l.startswith("model"))
+    assert header.split()[9:13] == ["place", "err", "phase", "err"], header
+    for name in ("place_errors", "phase_errors"):
+        got_rows, pred = handed[name]
+        assert [r["_id"] for r in got_rows] == list(range(len(rows)))
+        for r, p in zip(got_rows, pred):
+            est = [e for ids, e in folds if r["_id"] not in ids]
+            assert len(est) == 1  # held out by one fold only
+            want = tt.seconds_of(est[0].predict(tt.features([r], inputs)), [r], args.target)[0]
+            assert p == want
+    row = next(l for l in lines if l.startswith("decision_tree")).split()
+    monkeypatch.undo()  # the real functions again, on what the table was given
+    want_place = 100 * np.mean(list(tt.place_errors(*handed["place_errors"]).values()))
+    want_phase = 100 * np.mean(list(tt.phase_errors(*handed["phase_errors"]).values()))
+    assert row[5] == "%.1f%%" % want_place and row[6] == "%.1f%%" % want_phase, (row, want_place, want_phase)
+    assert want_phase > 0
+    lines.clear()
+    tt.cross_validate(tt.median_rows(rows), inputs, ["decision_tree"], args, by_pattern, lines.append, phases=False)
+    assert "phase err" not in next(l for l in lines if l.startswith("model"))
+
+
 @pytest.mark.parametrize("target", ["seconds", "per_byte"])
 def test_c_choice_is_the_fastest_prediction(target, tmp_path):
     """The engine's choice (tagg_tune_choose, via tagg-tune-eval --choose) on a

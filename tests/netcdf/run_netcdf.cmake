@@ -3,7 +3,9 @@
 #      (nc_create_par / nc_open_par ask HDF5 for MPI-IO; the connector redirects)
 #   2. test_netcdf serial <file> <N>           one process, nc_open, HDF5_DRIVER=tagg
 #   3. tagg's summary file: the parallel write went through tagg's aggregators
-#      (aggr_write_calls > 0 on N ranks) and the serial read through tagg (ranks=1).
+#      (aggr_write_calls > 0 on N ranks; with N = 1, a one-rank MPI job, its
+#      collective transfers through tagg: coll_write_calls > 0) and the serial
+#      read through tagg (ranks=1).
 #
 #   cmake -DPROG=<test_netcdf> -DMPIEXEC=<mpiexec> -DNP=<N> -DPLUGINS=<dir>
 #         -DCFG=<tagg key=value;... or empty> -DWORK=<dir> -P run_netcdf.cmake
@@ -57,7 +59,12 @@ message("---- summary:\n${shown}")
 set(par_write FALSE)
 set(serial_read FALSE)
 foreach(l IN LISTS lines)
-  if(l MATCHES " ranks=${NP} " AND l MATCHES " aggr_write_calls=[1-9]")
+  if(NP EQUAL 1)
+    set(wrote " coll_write_calls=[1-9]")
+  else()
+    set(wrote " aggr_write_calls=[1-9]")
+  endif()
+  if(l MATCHES " ranks=${NP} " AND l MATCHES "${wrote}")
     set(par_write TRUE)
   endif()
   if(l MATCHES " ranks=1 " AND l MATCHES " raw_read_bytes=[1-9]")
@@ -65,7 +72,7 @@ foreach(l IN LISTS lines)
   endif()
 endforeach()
 if(NOT par_write)
-  message(FATAL_ERROR "run_netcdf: no summary line shows the ${NP}-rank write aggregated (aggr_write_calls>0)")
+  message(FATAL_ERROR "run_netcdf: no summary line shows the ${NP}-rank write through tagg (${wrote})")
 endif()
 if(NOT serial_read)
   message(FATAL_ERROR "run_netcdf: no summary line shows the one-process read through tagg")

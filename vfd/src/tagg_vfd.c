@@ -1,10 +1,13 @@
 /* The tagg virtual file driver (HDF5 plugin: HDF5_DRIVER=tagg).
  *
- * For a file whose communicator has several processes, a parallel driver
- * (H5FD_FEAT_HAS_MPI), so HDF5 takes its parallel paths: collective metadata,
- * selection I/O for collective raw data, early space allocation. For a file of
- * one process (serial h5py, a program without mpiexec, a one-rank job) it
- * reports the feature flags of a serial driver, so HDF5 stays in its serial mode
+ * For a file whose communicator has several processes, or that the application
+ * opened with a communicator of its own (MPI-IO redirected by the VOL connector,
+ * H5Pset_mpi_params), a parallel driver (H5FD_FEAT_HAS_MPI), so HDF5 takes its
+ * parallel paths: collective metadata, selection I/O for collective raw data,
+ * early space allocation, and a one-rank MPI job's collective transfers work as
+ * they do with MPI-IO. For a file of one process opened without a communicator
+ * (serial h5py, netCDF's nc_open, a program without mpiexec) it reports the
+ * feature flags of a serial driver, so HDF5 stays in its serial mode
  * (variable-length writes, SWMR, page buffering, H5Oflush, VDS reads) while the
  * data still goes through tagg. The driver only adapts: every read and write
  * becomes a list of extents handed to the aggregation layer's entry point
@@ -54,6 +57,7 @@ typedef struct {
     char *canon;
     char *abs;
     int   canon_tried;
+    int   parallel; /* reports H5FD_FEAT_HAS_MPI (several processes, or a communicator given: see the top) */
     struct held_file *held; /* one-process files: the tagg file this H5FD_t shares (see held_find) */
 } tagg_vfd_t;
 
@@ -122,9 +126,10 @@ static int ensure_mpi(void)
     return 0;
 }
 
-/* Communicator and info from the FAPL, MPI_COMM_WORLD when it has none.
- * The caller frees both. */
-static int fapl_mpi(hid_t fapl, MPI_Comm *comm, MPI_Info *info)
+/* Communicator and info from the FAPL, MPI_COMM_WORLD when it has none;
+ * *given (may be NULL): the FAPL named one (the application asked for MPI). The caller
+ * frees both. */
+static int fapl_mpi(hid_t fapl, MPI_Comm *comm, MPI_Info *info, int *given)
 {
     *comm = MPI_COMM_NULL;
     *info = MPI_INFO_NULL;
@@ -132,6 +137,8 @@ static int fapl_mpi(hid_t fapl, MPI_Comm *comm, MPI_Info *info)
         TAGG_ERR(TAGG_E_ARGS, "cannot read the MPI communicator from the file access property list");
         return -1;
     }
+    if (given)
+        *given = *comm != MPI_COMM_NULL;
     if (*comm == MPI_COMM_NULL && MPI_Comm_dup(MPI_COMM_WORLD, comm) != MPI_SUCCESS) {
         TAGG_ERR(TAGG_E_MPI, "MPI_Comm_dup(MPI_COMM_WORLD) failed");
         return -1;
@@ -182,10 +189,10 @@ static int spare_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
-static int atomic_open(tagg_vfd_t *file, int nprocs)
+static int atomic_open(tagg_vfd_t *file)
 {
     file->atomic_fh = MPI_FILE_NULL;
-    if (nprocs == 1)
+    if (!file->parallel)
         return 0;
     if (spare_n > 0) {
         file->atomic_fh = spare_fh[--spare_n];
@@ -246,7 +253,8 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
         TAGG_ERR(TAGG_E_ARGS, "no file name");
         return NULL;
     }
-    if (ensure_mpi() < 0 || fapl_mpi(fapl, &comm, &info) < 0)
+    int given = 0;
+    if (ensure_mpi() < 0 || fapl_mpi(fapl, &comm, &info, &given) < 0)
         goto fail;
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     int nprocs = 0;
@@ -263,8 +271,14 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
             TAGG_ERR(TAGG_E_NOMEM, "out of memory");
             goto fail;
         }
+        file->tf = h->tf, file->held = h, file->parallel = given;
+        if (atomic_open(file) < 0) {
+            free(file);
+            file = NULL;
+            goto fail;
+        }
+        file->canon = canon;
         h->refs++;
-        file->tf = h->tf, file->held = h, file->canon = canon, file->atomic_fh = MPI_FILE_NULL;
         MPI_Comm_free(&comm);
         if (info != MPI_INFO_NULL)
             MPI_Info_free(&info);
@@ -287,8 +301,11 @@ static H5FD_t *tagg_open(const char *name, unsigned flags, hid_t fapl, haddr_t m
         TAGG_ERR(TAGG_E_NOMEM, "out of memory");
         local_rc = -1;
     }
-    else if (atomic_open(file, nprocs) < 0)
-        local_rc = -1;
+    else {
+        file->parallel = nprocs > 1 || given;
+        if (atomic_open(file) < 0)
+            local_rc = -1;
+    }
     if (file)
         file->abs = absname, absname = NULL;
     tagg_file_t *tf = tagg_file_open_config(name, tflags, comm, info, env, str, local_rc);
@@ -374,8 +391,10 @@ static int tagg_cmp(const H5FD_t *a, const H5FD_t *b)
  * file exists: H5FD_open's file-image check, H5Fopen's collective sanity
  * barrier) gets the parallel answer, which is a superset of what those checks
  * look at.
- * - several processes: a parallel driver, as MPI-IO reports it;
- * - one process: what sec2 reports, without H5FD_FEAT_POSIX_COMPAT_HANDLE (our
+ * - several processes, or one whose application gave a communicator (a one-rank
+ *   MPI job through the VOL connector): a parallel driver, as MPI-IO reports it,
+ *   so that its collective transfers work as they do with MPI-IO;
+ * - one process opened without one: what sec2 reports, without H5FD_FEAT_POSIX_COMPAT_HANDLE (our
  *   handle is tagg's file, not a POSIX descriptor). SWMR is honest here: tagg
  *   keeps no client-side cache, a write reaches the file before the call
  *   returns unless async=1 staging is on, and flush drains the staging. */
@@ -384,7 +403,7 @@ static herr_t tagg_query(const H5FD_t *_file, unsigned long *flags)
     const tagg_vfd_t *file = (const tagg_vfd_t *)_file;
     if (!flags)
         return 0;
-    if (file && file->tf->size == 1)
+    if (file && !file->parallel)
         *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE |
                  H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_SUPPORTS_SWMR_IO | H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
     else
@@ -613,7 +632,7 @@ static herr_t tagg_delete(const char *name, hid_t fapl)
     MPI_Info      info = MPI_INFO_NULL;
     tagg_config_t cfg;
     int           rc = -1;
-    if (ensure_mpi() < 0 || fapl_mpi(fapl, &comm, &info) < 0)
+    if (ensure_mpi() < 0 || fapl_mpi(fapl, &comm, &info, NULL) < 0)
         goto done;
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     char *env = NULL, *str = NULL;

@@ -34,7 +34,7 @@ def run_mpi_suite(tmp_path, env, nranks, name):
     return r, results
 
 
-@pytest.mark.parametrize("nranks", [2, 4])
+@pytest.mark.parametrize("nranks", [1, 2, 4])
 def test_h5py_mpi_tests_through_vol(tmp_path, tagg_env, nranks):
     base_env = {k: v for k, v in tagg_env.items() if k != "TAGG_SUMMARY"}
     r, base = run_mpi_suite(tmp_path, base_env, nranks, "plain")

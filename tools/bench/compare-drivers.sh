@@ -32,6 +32,8 @@
 #                        (tiers=OUT/target.tiers): the model then decides on measured figures
 #     --list             print the cases and exit
 #     --summary OUT      print the summary of an earlier run again, from OUT
+#   Environment: MPIEXEC (default mpiexec); BIND, its options that bind the ranks to
+#   cores (default -bind-to core, MPICH's launcher; BIND= leaves them unbound).
 # Exit status: 0 when every available variant of every case read back what it
 # wrote; 1 when one failed or a case did not run; 2 on bad options.
 #
@@ -135,6 +137,8 @@ for v in HDF5_VOL_CONNECTOR HDF5_DRIVER HDF5_DRIVER_CONFIG; do
   unset $v
 done
 MPIEXEC=${MPIEXEC:-mpiexec}
+# ranks bound to cores (README: Benchmarks, "Bind the ranks to cores"); BIND= runs them unbound
+BIND=${BIND--bind-to core}
 if [ "$CASES" != all ]; then
   for c in ${CASES//,/ }; do case_list | grep -q "^$c|" || die "--cases: unknown case '$c' (see --list)"; done
 fi
@@ -148,7 +152,7 @@ say() { echo "$*" | tee -a "$log"; }
 TIERS=
 if [ "$CALIBRATE" = 1 ]; then
   say "compare-drivers: tagg-calibrate on $DIR (its tier file goes to tagg-shared and tagg-subfiles)"
-  if "$MPIEXEC" -n "$NP" "$BUILD/tools/tagg-calibrate/tagg-calibrate" --quick --target-dir "$DIR" -o "$OUT/target.tiers" \
+  if "$MPIEXEC" $BIND -n "$NP" "$BUILD/tools/tagg-calibrate/tagg-calibrate" --quick --target-dir "$DIR" -o "$OUT/target.tiers" \
        > "$OUT/calibrate.log" 2>&1; then
     TIERS=$OUT/target.tiers
     grep request "$TIERS" | sed 's/^/    /' | tee -a "$log"
@@ -181,7 +185,7 @@ dd_limit() { # tag -> "write_MiBs read_MiBs mode"
 
 # ------------------------------------------------------------------ the kernels
 summary=$OUT/summary.csv
-printf 'LABEL=%q\nDIR=%q\nNP=%q\nREPS=%q\nCACHE=%q\nSCALE=%q\n' "$LABEL" "$DIR" "$NP" "$REPS" "$CACHE" "$SCALE" > "$OUT/run.env"
+printf 'LABEL=%q\nDIR=%q\nNP=%q\nREPS=%q\nCACHE=%q\nSCALE=%q\nBIND=%q\n' "$LABEL" "$DIR" "$NP" "$REPS" "$CACHE" "$SCALE" "$BIND" > "$OUT/run.env"
 echo "label,case,ranks,variant,status,bytes,write_MiBs_median,write_min,write_max,write_x_best_mpiio,read_MiBs_median,read_min,read_max,read_x_best_mpiio,total_s_median,total_x_best_mpiio,write_pct_of_dd,read_cache,load_before,load_after" > "$summary"
 nvr=$(mktemp -d "${TMPDIR:-/tmp}/compare-nvr.XXXXXX")
 trap 'rm -rf "$nvr" "$DIR"/compare-dd.$$ "$DIR"/compare-h5bench-$$*' EXIT
@@ -235,8 +239,8 @@ while IFS='|' read -r name what full tiny; do
   say ""
   say "==> $name: $what"
   say "    load average before: $lb"
-  say "    $MPIEXEC -n $NP tagg-bench ${argv[*]} --reps $REPS --fsync --read-cache $CACHE --dir $DIR"
-  "$MPIEXEC" -n "$NP" "$BENCH" "${argv[@]}" --reps "$REPS" --fsync --read-cache "$CACHE" --dir "$DIR" \
+  say "    $MPIEXEC $BIND -n $NP tagg-bench ${argv[*]} --reps $REPS --fsync --read-cache $CACHE --dir $DIR"
+  "$MPIEXEC" $BIND -n "$NP" "$BENCH" "${argv[@]}" --reps "$REPS" --fsync --read-cache "$CACHE" --dir "$DIR" \
     --csv "$OUT/$name.csv" < /dev/null > "$OUT/$name.txt" 2> "$OUT/$name.err"
   rc=$?
   la=$(load)
@@ -277,7 +281,7 @@ if [ -n "$H5BW" ]; then
       for v in mpiio tagg; do
         f=$DIR/compare-h5bench-$$-$v.h5
         if [ $v = tagg ]; then vol=(-genv HDF5_VOL_CONNECTOR "tagg under_vol=0;under_info={}"); else vol=(); fi
-        o=$("$MPIEXEC" -n "$NP" "${vol[@]}" "$H5BW" "$cfg" "$f" 2>&1 < /dev/null)
+        o=$("$MPIEXEC" $BIND -n "$NP" "${vol[@]}" "$H5BW" "$cfg" "$f" 2>&1 < /dev/null)
         rc=$?
         raw=$(h5b_rate "Raw write rate" <<<"$o") obs=$(h5b_rate "Observed write rate" <<<"$o")
         if [ $rc != 0 ] || [ -z "$raw" ]; then

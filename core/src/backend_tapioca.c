@@ -627,8 +627,9 @@ static void tapioca_describe(const tagg_file_t *f, char *buf, size_t len)
                      (unsigned long long)e->direct_calls, (unsigned long long)e->reused,
                      (unsigned long long)e->spec_calls, (unsigned long long)e->spec_early);
     if (e->tune && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " tuned_calls=%llu tuning_kept=%llu", (unsigned long long)e->tune_calls,
-                 (unsigned long long)e->tune_kept);
+        snprintf(buf + n, len - (size_t)n, " tuned_calls=%llu tuning_kept=%llu tuning_outside=%llu",
+                 (unsigned long long)e->tune_calls, (unsigned long long)e->tune_kept,
+                 (unsigned long long)e->tune_outside);
 }
 
 const tagg_backend_ops_t tagg_backend_tapioca = {

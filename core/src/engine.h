@@ -83,6 +83,7 @@ typedef struct tagg_engine {
     uint64_t           dio_block;      /* every rank's layout moves large accesses with O_DIRECT: its block, else 0 */
     uint64_t           tune_calls;    /* calls whose settings the model chose */
     uint64_t           tune_kept;     /* calls where the model's gain was within its margin: the cost model's choice */
+    uint64_t           tune_outside;  /* of those, calls whose pattern lies outside the model's recorded domain */
     int                tune_cached;   /* tune belongs to the process's model cache (engine_tune.c) */
     double             tune_pred;     /* the last choice's predicted seconds */
     int                record_warned; /* a record could not be appended (warned once) */

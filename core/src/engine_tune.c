@@ -338,7 +338,7 @@ struct tagg_tune_memo {
     double   x[TAGG_TV_COUNT_]; /* the call: pattern and starting settings */
     unsigned forced;            /* which settings the call could not change (bit per variable): an
                                    aggregate=always file and an auto one start from the same x */
-    int      kept;              /* 1: the cost model's choice stood */
+    int      kept;              /* 1: the cost model's choice stood (2: the pattern outside the model's domain) */
     int      mode, naggr, throttle;
     uint64_t bufsize;
     double   pred;              /* the choice's predicted seconds */
@@ -410,12 +410,28 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
     if (memo_find(memo)) { /* as an earlier call of the same pattern and model decided */
         if (memo->kept) {
             e->tune_kept++;
+            e->tune_outside += memo->kept == 2;
             return 0;
         }
         in->mode = (tagg_aggregate_t)memo->mode, in->naggr = memo->naggr, in->throttle = memo->throttle;
         in->bufsize = memo->bufsize;
         e->tune_pred = memo->pred;
         e->tune_calls++;
+        return 0;
+    }
+    if (!tagg_tune_inside(e->tune, x)) {
+        /* a pattern the records did not cover: trees do not extrapolate, the
+         * cost model decides (tune.h 'domain') */
+        e->tune_kept++, e->tune_outside++;
+        memo->kept = 2;
+        memo_keep(memo);
+        if (f->cfg.verbose >= 2 && f->rank == 0) {
+            printf("tagg: tuning model kept the cost model's choice: the call's pattern is outside the model's "
+                   "recorded domain (fs_kind=%g is_read=%g ranks=%g nodes=%g bytes_per_rank=%.0f pieces_per_rank=%g)\n",
+                   x[TAGG_TV_FS_KIND], x[TAGG_TV_IS_READ], x[TAGG_TV_RANKS], x[TAGG_TV_NODES],
+                   x[TAGG_TV_BYTES_PER_RANK], x[TAGG_TV_PIECES_PER_RANK]);
+            fflush(stdout);
+        }
         return 0;
     }
     double x0[TAGG_TV_COUNT_];

@@ -75,6 +75,14 @@ typedef struct {
 enum { KIND_TREE, KIND_FOREST, KIND_GBDT };
 static const char *const kind_names[] = {"decision_tree", "random_forest", "gradient_boosting"};
 
+/* One class of the recorded domain (tune.h 'domain'): fs_kind, is_read, ranks,
+ * nodes, contiguous, spread, multi; then the ranges recorded in it. */
+#define RANGE_CLASS 7
+typedef struct {
+    double cls[RANGE_CLASS];
+    double bmin, bmax, pmin, pmax;
+} range_t;
+
 struct tagg_tune_model {
     int     kind;
     int     ninputs;
@@ -87,6 +95,8 @@ struct tagg_tune_model {
     int     per_byte;   /* target log_seconds_per_byte: the trees predict ln(seconds / bytes of the call) */
     int     version;    /* file format: 2 to 5 see x through tagg_tune_effective */
     double  margin;     /* the predicted gain a choice needs over the cost model's (0: none) */
+    int     nrange;     /* the recorded domain (format 6), nrange classes */
+    range_t *range;
     uint64_t sum;       /* the 'end' line's checksum */
     int     ntrees;
     tree_t *tree;
@@ -99,6 +109,7 @@ void tagg_tune_free(tagg_tune_model_t *m)
     for (int i = 0; i < m->ncand; i++)
         free(m->cand[i].value);
     free(m->combo);
+    free(m->range);
     for (int t = 0; m->tree && t < m->ntrees; t++)
         free(m->tree[t].node);
     free(m->tree);
@@ -110,6 +121,29 @@ int tagg_tune_trees(const tagg_tune_model_t *m) { return m->ntrees; }
 uint64_t tagg_tune_sum(const tagg_tune_model_t *m) { return m->sum; }
 int tagg_tune_inputs(const tagg_tune_model_t *m) { return m->ninputs; }
 double tagg_tune_margin(const tagg_tune_model_t *m) { return m->margin; }
+int tagg_tune_ranges(const tagg_tune_model_t *m) { return m->nrange; }
+
+/* A pattern's class in the domain (tune.h 'domain'): the same in tagg-tune. */
+static void class_of(const double x[TAGG_TV_COUNT_], double c[RANGE_CLASS])
+{
+    c[0] = x[TAGG_TV_FS_KIND], c[1] = x[TAGG_TV_IS_READ], c[2] = x[TAGG_TV_RANKS], c[3] = x[TAGG_TV_NODES];
+    c[4] = x[TAGG_TV_CONTIGUITY] >= 0.999, c[5] = x[TAGG_TV_BYTES_SPREAD] > 0.01, c[6] = x[TAGG_TV_PIECES_PER_RANK] > 1;
+}
+
+int tagg_tune_inside(const tagg_tune_model_t *m, const double x[TAGG_TV_COUNT_])
+{
+    if (!m->nrange)
+        return 1;
+    double c[RANGE_CLASS];
+    class_of(x, c);
+    double b = x[TAGG_TV_BYTES_PER_RANK], p = x[TAGG_TV_PIECES_PER_RANK];
+    for (int i = 0; i < m->nrange; i++) {
+        const range_t *r = &m->range[i];
+        if (!memcmp(r->cls, c, sizeof c))
+            return r->bmin <= b && b <= r->bmax && r->pmin <= p && p <= r->pmax;
+    }
+    return 0;
+}
 
 int tagg_tune_node(const tagg_tune_model_t *m, int t, int i, int *input, double *threshold, int *left, int *right,
                    double *value)
@@ -398,6 +432,44 @@ static int parse_combos(reader_t *r, tagg_tune_model_t *m, char **w, int nw)
     return 0;
 }
 
+/* 'domain N' (in w) and its N 'range' lines: classes exact and each listed
+ * once, values finite, every least value at most its largest. */
+static int parse_domain(reader_t *r, tagg_tune_model_t *m, char **w, int nw)
+{
+    long n;
+    if (m->version < 6)
+        return fail(r, "a 'domain' section in a model of format %d (it came with format 6)", m->version);
+    if (nw != 2 || to_long(r, w[1], 1, TAGG_TUNE_MAX_RANGES, &n, "domain class count") < 0)
+        return nw != 2 ? fail(r, "expected 'domain N'") : -1;
+    if ((size_t)n * 24 > (size_t)(r->end - r->p))
+        return fail(r, "%ld domain classes cannot fit in the %zu bytes left (truncated?)", n, (size_t)(r->end - r->p));
+    if (!(m->range = calloc((size_t)n, sizeof *m->range)))
+        return fail(r, "out of memory");
+    for (m->nrange = 0; m->nrange < (int)n; m->nrange++) {
+        range_t *g = &m->range[m->nrange];
+        char    *v[16];
+        if (next_line(r) < 0)
+            return -1;
+        int k = words(r->buf, v, 14);
+        if (k != 12 || strcmp(v[0], "range") != 0)
+            return fail(r, "expected 'range FS_KIND IS_READ RANKS NODES CONTIGUOUS SPREAD MULTI BMIN BMAX PMIN PMAX'");
+        double *out[11] = {&g->cls[0], &g->cls[1], &g->cls[2], &g->cls[3], &g->cls[4], &g->cls[5],
+                           &g->cls[6], &g->bmin, &g->bmax, &g->pmin, &g->pmax};
+        for (int i = 0; i < 11; i++)
+            if (to_double(r, v[i + 1], out[i], "domain value") < 0)
+                return -1;
+        for (int i = 4; i < RANGE_CLASS; i++)
+            if (g->cls[i] != 0 && g->cls[i] != 1)
+                return fail(r, "contiguous, spread and multi are 0 or 1");
+        if (!(g->bmin <= g->bmax && g->pmin <= g->pmax))
+            return fail(r, "a least value above its largest");
+        for (int j = 0; j < m->nrange; j++)
+            if (!memcmp(m->range[j].cls, g->cls, sizeof g->cls))
+                return fail(r, "a domain class listed twice");
+    }
+    return 0;
+}
+
 int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char *err, size_t errlen)
 {
     reader_t r = {.p = text, .end = text + len, .err = err, .errlen = errlen};
@@ -529,6 +601,12 @@ int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char 
             fail(&r, "margin %s: must be at least 0 and below 1", w[1]);
             goto done;
         }
+        TAKE();
+        nw = words(r.buf, w, 3);
+    }
+    if (nw >= 1 && strcmp(w[0], "domain") == 0) { /* optional, format 6 */
+        if (parse_domain(&r, m, w, nw) < 0)
+            goto done;
         TAKE();
         nw = words(r.buf, w, 3);
     }

@@ -94,6 +94,26 @@ nv=$(grep -c "tuning model kept" out.txt); nk=$(grep -o 'tuning_kept=[0-9]*' sum
 run "margin 0.05: the same 10 % gain overrides it" "tuning model chose direct=0" "tuning=$work/agg-m5.tune" \
   --kernel array1d --dist uniform --size 2M
 grep -q 'aggr_write_calls=[1-9]' sum.txt && ok "  ... and the writes were aggregated" || bad "  ... summary: $(cat sum.txt)"
+# format 6's recorded domain: the same forcing model (aggregate), its domain every file system's
+# contiguous even one-piece calls of 4 ranks on one node with BMIN..BMAX bytes a rank
+domain_model() { # NAME BMIN BMAX
+  local lines="" n=0
+  for fs in 0 1 2 3 4; do for rd in 0 1; do lines+="range $fs $rd 4 1 1 0 0 $2 $3 1 1\n"; n=$((n + 1)); done; done
+  sealed "$1" "$(printf "tagg-tune model 6\nkind decision_tree\ntarget log_seconds\ninputs 1\ninput direct\ncandidates direct 0 1\ncombine mean\ndomain $n\n${lines}trees 1\ntree 0 3\nnode 0 0 0.5 1 2 0\nnode 1 -1 0 -1 -1 0\nnode 2 -1 0 -1 -1 5\n")"
+}
+domain_model agg-in.tune 1048576 4194304   # 2 MiB blocks inside
+domain_model agg-out.tune 4096 1048576     # outside: the trees would extrapolate
+run "a pattern inside the model's recorded domain: the model's choice" \
+  "tuning model chose direct=0" "tuning=$work/agg-in.tune" --kernel array1d --dist uniform --size 2M
+grep -q 'aggr_write_calls=[1-9]' sum.txt && grep -q 'tuning_outside=0' sum.txt \
+  && ok "  ... aggregated writes, tuning_outside=0" || bad "  ... summary: $(cat sum.txt)"
+run "a pattern outside the model's recorded domain: the cost model's choice" \
+  "tuning model kept the cost model's choice: the call's pattern is outside the model's recorded domain \(fs_kind=[0-9] is_read=0 ranks=4 nodes=1 bytes_per_rank=2097152 pieces_per_rank=1\)" \
+  "tuning=$work/agg-out.tune" --kernel array1d --dist uniform --size 2M
+grep -q 'aggr_write_calls=0' sum.txt && grep -q 'tuned_calls=0 tuning_kept=[1-9][0-9]* tuning_outside=[1-9]' sum.txt \
+  && ! grep -q "tuning model chose" out.txt \
+  && ok "  ... no aggregated write, every call kept and outside: $(grep -o 'tuning_kept=[0-9]* tuning_outside=[0-9]*' sum.txt | head -1)" \
+  || bad "  ... summary: $(cat sum.txt)"
 run "model picks 1 aggregator" "domains=1 " "tuning=$work/a1.tune;aggregate=always" --kernel s3d --grid 32 32 32
 run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=always" --kernel s3d --grid 32 32 32
 # one process opens the file several times (write, read): the model is parsed once, then reused

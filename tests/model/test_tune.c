@@ -290,11 +290,94 @@ static void test_combos(void **state)
         expect_error_in(combos_body, edits[i][0], edits[i][1], 1, edits[i][2]);
 }
 
+/* Format 6's recorded domain: a call whose class (fs_kind, is_read, ranks, nodes,
+ * contiguous, uneven, several pieces) is listed and whose bytes and pieces per
+ * rank lie in its ranges is inside; any other is outside; without a domain
+ * every call is inside. */
+static const char *domain_body =
+    "tagg-tune model 6\n"
+    "kind decision_tree\n"
+    "target log_seconds\n"
+    "inputs 1\n"
+    "input aggregators\n"
+    "candidates aggregators 1 2\n"
+    "combine mean\n"
+    "domain 2\n"
+    "range 1 0 2 1 1 0 0 65536 0x1p+24 1 1\n"
+    "range 3 1 2 1 1 0 1 524288 16777216 128 2048\n"
+    "trees 1\n"
+    "tree 0 3\n"
+    "node 0 0 1.5 1 2 0\n"
+    "node 1 -1 0 -1 -1 0\n"
+    "node 2 -1 0 -1 -1 1\n";
+
+static void test_domain(void **state)
+{
+    (void)state;
+    tagg_tune_model_t *m = load(domain_body);
+    assert_int_equal(tagg_tune_ranges(m), 2);
+    double x[TAGG_TV_COUNT_] = {0};
+    x[TAGG_TV_FS_KIND] = 1, x[TAGG_TV_IS_READ] = 0, x[TAGG_TV_RANKS] = 2, x[TAGG_TV_NODES] = 1;
+    x[TAGG_TV_CONTIGUITY] = 1, x[TAGG_TV_BYTES_SPREAD] = 0, x[TAGG_TV_PIECES_PER_RANK] = 1;
+    x[TAGG_TV_BYTES_PER_RANK] = 65536;
+    assert_int_equal(tagg_tune_inside(m, x), 1); /* the least recorded */
+    x[TAGG_TV_BYTES_PER_RANK] = 16777216;
+    assert_int_equal(tagg_tune_inside(m, x), 1); /* the largest */
+    x[TAGG_TV_BYTES_PER_RANK] = 16777217;
+    assert_int_equal(tagg_tune_inside(m, x), 0); /* past it */
+    x[TAGG_TV_BYTES_PER_RANK] = 32768;
+    assert_int_equal(tagg_tune_inside(m, x), 0); /* below it */
+    x[TAGG_TV_BYTES_PER_RANK] = 1048576;
+    x[TAGG_TV_CONTIGUITY] = 0.9995;
+    assert_int_equal(tagg_tune_inside(m, x), 1); /* contiguous from 0.999 */
+    x[TAGG_TV_CONTIGUITY] = 0.5;
+    assert_int_equal(tagg_tune_inside(m, x), 0); /* with gaps: a class not recorded */
+    x[TAGG_TV_CONTIGUITY] = 1, x[TAGG_TV_BYTES_SPREAD] = 0.5;
+    assert_int_equal(tagg_tune_inside(m, x), 0); /* uneven: not recorded */
+    x[TAGG_TV_BYTES_SPREAD] = 0.005;
+    assert_int_equal(tagg_tune_inside(m, x), 1); /* even up to 0.01 */
+    x[TAGG_TV_RANKS] = 4;
+    assert_int_equal(tagg_tune_inside(m, x), 0); /* other ranks */
+    x[TAGG_TV_RANKS] = 2, x[TAGG_TV_IS_READ] = 1;
+    assert_int_equal(tagg_tune_inside(m, x), 0); /* reads on fs_kind 1: not recorded */
+    /* the second class: reads on fs_kind 3 in several pieces, both ranges */
+    x[TAGG_TV_FS_KIND] = 3, x[TAGG_TV_PIECES_PER_RANK] = 64;
+    assert_int_equal(tagg_tune_inside(m, x), 0); /* fewer pieces than recorded */
+    x[TAGG_TV_PIECES_PER_RANK] = 128;
+    assert_int_equal(tagg_tune_inside(m, x), 1);
+    x[TAGG_TV_PIECES_PER_RANK] = 1;
+    assert_int_equal(tagg_tune_inside(m, x), 0); /* one piece: the other class, not recorded for reads here */
+    tagg_tune_free(m);
+    /* no domain: every pattern inside */
+    m = load(tree_body);
+    assert_int_equal(tagg_tune_ranges(m), 0);
+    x[TAGG_TV_RANKS] = 99;
+    assert_int_equal(tagg_tune_inside(m, x), 1);
+    tagg_tune_free(m);
+    /* hostile domains */
+    const char *edits[][3] = {
+        {"domain 2\n", "domain 3\n", "expected 'range FS_KIND"},
+        {"domain 2\n", "domain 0\n", "domain class count '0' is not an integer in 1..4096"},
+        {"domain 2\n", "domain 99999\n", "domain class count '99999'"},
+        {"domain 2\n", "domain 2 3\n", "expected 'domain N'"},
+        {"range 1 0 2 1 1 0 0 65536", "range 1 0 2 1 2 0 0 65536", "contiguous, spread and multi are 0 or 1"},
+        {"65536 0x1p+24 1 1", "65536 0x1p+24 1\n", "expected 'range FS_KIND"},
+        {"65536 0x1p+24 1 1", "0x1p+25 0x1p+24 1 1", "a least value above its largest"},
+        {"65536 0x1p+24 1 1", "65536 inf 1 1", "domain value 'inf' is not a finite number"},
+        {"range 3 1 2 1 1 0 1", "range 1 0 2 1 1 0 0", "a domain class listed twice"},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++)
+        expect_error_in(domain_body, edits[i][0], edits[i][1], 1, edits[i][2]);
+}
+
 static void test_bad_files(void **state)
 {
     (void)state;
     expect_error("tagg-tune model 1", "hdf5 model 1", 1, "line 1: not a tagg-tune model file");
-    expect_error("tagg-tune model 1", "tagg-tune model 6", 1, "format 6, this tagg reads formats 1 to 5");
+    expect_error("tagg-tune model 1", "tagg-tune model 7", 1, "format 7, this tagg reads formats 1 to 6");
+    /* the recorded domain came with format 6 */
+    expect_error("combine mean\n", "combine mean\ndomain 1\nrange 1 0 2 1 1 0 0 1 2 1 1\n", 1,
+                 "line 9: a 'domain' section in a model of format 1");
     /* combinations came with format 5 */
     expect_error("combine mean\n", "combos 1\ncombo 2\ncombine mean\n", 1, "line 8: a 'combos' section in a model of format 1");
     expect_error("kind decision_tree", "kind svm", 1, "line 2: expected 'kind");
@@ -670,7 +753,7 @@ int main(void)
         cmocka_unit_test(test_truncation_everywhere), cmocka_unit_test(test_fuzz),
         cmocka_unit_test(test_per_byte),        cmocka_unit_test(test_effective_repeat),
         cmocka_unit_test(test_resident),        cmocka_unit_test(test_fast_path_exact),
-        cmocka_unit_test(test_combos),
+        cmocka_unit_test(test_combos),          cmocka_unit_test(test_domain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

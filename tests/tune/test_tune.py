@@ -718,7 +718,7 @@ def test_effective_repeat_python_is_c(tmp_path):
     est = DecisionTreeRegressor(random_state=0).fit(tt.features(rows, inputs), tt.target_of(rows, "seconds"))
     model = tmp_path / "m.tune"
     model.write_text(tt.export("decision_tree", est, inputs, [], "seconds"))
-    assert model.read_text().startswith("tagg-tune model 5\n")  # format 5: format 4's rule (and combos)
+    assert model.read_text().startswith("tagg-tune model 6\n")  # format 6: format 4's rule (and combos, domain)
     probe = [[r[k] for k in tt.VOCAB] for r in rows]
     pred_c, _ = c_eval(model, probe)
     pred_sk = np.exp(est.predict(tt.features(rows, inputs)))
@@ -733,7 +733,7 @@ def test_effective_repeat_python_is_c(tmp_path):
     def as_format(v):
         """The fitted model's file, declared format v (its checksum redone)."""
         path = tmp_path / ("v%d.tune" % v)
-        body = model.read_text().split("\nend ")[0].replace("tagg-tune model 5\n", "tagg-tune model %d\n" % v, 1) + "\n"
+        body = model.read_text().split("\nend ")[0].replace("tagg-tune model 6\n", "tagg-tune model %d\n" % v, 1) + "\n"
         path.write_text(body + "end %016x\n" % tt.fnv1a(body.encode("ascii")))
         return path
 
@@ -744,8 +744,9 @@ def test_effective_repeat_python_is_c(tmp_path):
     m1 = tt.load_model(str(v1))
     assert tt.predict_one(m1, rows[0]) == pytest.approx(pred_v1[0], rel=1e-12)
     # format 2: the rule without the read cache; format 3: the read cache keeps repeat, resident as
-    # probed; each by both readers, and each differs from formats 4 and 5 on these rows; format 4 is 5's
+    # probed; each by both readers, and each differs from formats 4 to 6 on these rows; formats 4 and 5 are 6's
     assert np.array_equal(c_eval(as_format(4), probe)[0], pred_c)
+    assert np.array_equal(c_eval(as_format(5), probe)[0], pred_c)
     for v in (2, 3):
         vf = as_format(v)
         pred_v, _ = c_eval(vf, probe)
@@ -753,6 +754,55 @@ def test_effective_repeat_python_is_c(tmp_path):
         for r, p in zip(rows, pred_v):
             assert tt.predict_one(mv, r) == pytest.approx(p, rel=1e-12)
         assert np.any(np.abs(pred_v - pred_c) > 1e-9 * pred_c), v
+
+
+def test_domain_python_is_c(tmp_path):
+    """Format 6's recorded domain: the classes and ranges tagg-tune writes from
+    the records (domain_of), read back by both readers, and the same answer
+    from tagg-tune's inside() and the library's tagg_tune_inside (via
+    tagg-tune-eval --inside) on calls inside, at the edges of and outside every
+    range; --domain none writes none (every call inside)."""
+    from sklearn.tree import DecisionTreeRegressor
+    rnd = random.Random(5)
+    def rec(fs, rd, ranks, bpr, spread, pieces, contig):
+        return dict(zip(tt.VOCAB, [ranks, 1, bpr, spread, pieces, contig, 1, fs, rd, 0, 0, 0, 0, 0, 0, 0,
+                                   1, 0, 4 << 20, 2, 0, 0, 0]), t_total=1e-3)
+    rows = []
+    for _ in range(200):  # two file systems, both directions; even and uneven; one piece or several
+        fs, rd = rnd.choice([1, 3]), rnd.choice([0, 1])
+        if rnd.random() < 0.5:
+            rows.append(rec(fs, rd, 2, rnd.choice([64 << 10, 1 << 20, 16 << 20]), 0, 1, 1))
+        else:
+            rows.append(rec(fs, rd, 2, rnd.choice([512 << 10, 4 << 20]), 0, rnd.choice([128, 512]), 1))
+    rows.append(rec(1, 0, 2, 3 << 20, 0.7, 1, 1))  # one uneven class, one size
+    dom = tt.domain_of(rows)
+    assert ((1.0, 0.0, 2.0, 1.0, 1.0, 0.0, 0.0), 65536.0, 16777216.0, 1.0, 1.0) in dom
+    assert ((1.0, 0.0, 2.0, 1.0, 1.0, 1.0, 0.0), 3145728.0, 3145728.0, 1.0, 1.0) in dom
+    est = DecisionTreeRegressor(random_state=0).fit(tt.features(rows, ["bytes_per_rank"]), tt.target_of(rows, "seconds"))
+    model = tmp_path / "d.tune"
+    model.write_text(tt.export("decision_tree", est, ["bytes_per_rank"], [], "seconds", domain=dom))
+    m = tt.load_model(str(model))
+    assert m["domain"] == dom
+    probes = [rec(1, 0, 2, b, 0, 1, c) for b in (32 << 10, 64 << 10, (64 << 10) + 1, 1 << 20, 16 << 20, (16 << 20) + 1)
+              for c in (1, 0.9995, 0.998)]
+    probes += [rec(3, 1, 2, 4 << 20, 0, p, 1) for p in (64, 128, 129, 512, 513)]
+    probes += [rec(1, 0, 2, b, s, 1, 1) for b in (3 << 20, (3 << 20) + 1) for s in (0.7, 0.011, 0.01)]
+    probes += [rec(1, 0, 4, 1 << 20, 0, 1, 1), rec(2, 0, 2, 1 << 20, 0, 1, 1)]  # other ranks, another file system
+    py = [tt.inside(m, r) for r in probes]
+    inp = "\n".join(" ".join(repr(float(r[k])) for k in tt.VOCAB) for r in probes) + "\n"
+    out = subprocess.run([EVAL, "--inside", str(model)], input=inp, capture_output=True, text=True, check=True).stdout
+    assert [line == "1" for line in out.split()] == py
+    # contiguous (contiguity 1): the least and largest recorded inside, a byte beyond either outside;
+    # contiguity 0.9995 counts as contiguous, 0.998 is a class with gaps, not recorded
+    assert py[0:18:3] == [False, True, True, True, True, False]
+    assert py[4] and not py[5]
+    assert py.count(True) >= 10 and py.count(False) >= 10
+    # no domain: every call inside, by both
+    plain = tmp_path / "p.tune"
+    plain.write_text(tt.export("decision_tree", est, ["bytes_per_rank"], [], "seconds"))
+    assert "\ndomain " not in plain.read_text() and tt.load_model(str(plain))["domain"] == []
+    out = subprocess.run([EVAL, "--inside", str(plain)], input=inp, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1"] * len(probes)
 
 
 def test_warm_up_names_the_model_and_forces_aggregation():

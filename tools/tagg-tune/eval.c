@@ -6,6 +6,8 @@
  *                                 prints "SECONDS LEAF0 LEAF1 ..." per line
  *   tagg-tune-eval --choose MODEL the same input; prints the chosen settings
  *                                 and their predicted seconds
+ *   tagg-tune-eval --inside MODEL the same input; prints 1 when the row's pattern
+ *                                 lies in the model's recorded domain, else 0
  *   tagg-tune-eval --record       the same input plus six numbers a line (cost_direct,
  *                                 cost_aggr, t_plan, t_move, t_fs, t_total); prints the
  *                                 records tagg would append
@@ -27,9 +29,10 @@ static int read_row(double *x, int n)
 int main(int argc, char **argv)
 {
     int choose = argc == 3 && strcmp(argv[1], "--choose") == 0;
+    int inside = argc == 3 && strcmp(argv[1], "--inside") == 0;
     int record = argc == 2 && strcmp(argv[1], "--record") == 0;
-    if (!record && argc != 2 + choose) {
-        fprintf(stderr, "usage: tagg-tune-eval [--choose] MODEL < rows | tagg-tune-eval --record < rows\n");
+    if (!record && argc != 2 + (choose || inside)) {
+        fprintf(stderr, "usage: tagg-tune-eval [--choose|--inside] MODEL < rows | tagg-tune-eval --record < rows\n");
         return 2;
     }
     double x[TAGG_TV_COUNT_ + 6];
@@ -56,6 +59,10 @@ int main(int argc, char **argv)
     }
     int *leaves = malloc(sizeof *leaves * (size_t)tagg_tune_trees(m));
     while (leaves && (rc = read_row(x, TAGG_TV_COUNT_)) > 0) {
+        if (inside) {
+            printf("%d\n", tagg_tune_inside(m, x));
+            continue;
+        }
         if (choose) {
             int    forced[TAGG_TV_COUNT_] = {0};
             double t                      = tagg_tune_choose(m, x, forced);

@@ -40,6 +40,18 @@
  *                                 gain smaller than the model's error does not override
  *                                 the cost model; tagg-tune writes its cross-validated
  *                                 median error here
+ *   domain 2                      format 6, optional: the patterns the records held, one
+ *   range 1 0 2 1 1 0 0 0x1p+16 0x1p+24 0x1p+0 0x1p+0   line per class: fs_kind is_read
+ *   range ...                     ranks nodes contiguous spread multi (the class: exact
+ *                                 values; contiguous 1 when contiguity >= 0.999, spread 1
+ *                                 when bytes_spread > 0.01, multi 1 when pieces_per_rank
+ *                                 > 1), then the least and largest bytes_per_rank and
+ *                                 pieces_per_rank recorded in it. A call whose pattern is
+ *                                 in no class, or outside its class's two ranges, is one
+ *                                 the trees would extrapolate to (they cannot: a size
+ *                                 past the sweep's gets the time per byte of whatever
+ *                                 trained calls its inputs resemble): the engine keeps the
+ *                                 cost model's choice there (tagg_tune_inside)
  *   trees 2
  *   tree 0 5                      tree index, node count; then one line a node:
  *   node 0 1 0x1.8p+1 1 2 0x0p+0  index, input (-1: leaf), threshold, left, right, value
@@ -66,8 +78,9 @@ extern "C" {
 #endif
 
 #define TAGG_TUNE_MAGIC "tagg-tune model"
-#define TAGG_TUNE_VERSION 5 /* 2-5: repeat (4, 5: and resident) as the evaluator sees it (tagg_tune_effective);
-                               5: the combinations seen (combos); 1-4 are still read */
+#define TAGG_TUNE_VERSION 6 /* 2-6: repeat (4-6: and resident) as the evaluator sees it (tagg_tune_effective);
+                               5: the combinations seen (combos); 6: the recorded domain; 1-5 are still read */
+#define TAGG_TUNE_MAX_RANGES 4096 /* domain classes a model file may list */
 /* Format 3: the shared layout's read cache of read-only opens (core/src/rcache.h:
  * TAGG_RCACHE_MAX, TAGG_RCACHE_SLOTS) as tagg_tune_effective sees it. */
 #define TAGG_TUNE_RCACHE_RUN 4194304
@@ -171,6 +184,11 @@ int tagg_tune_inputs(const tagg_tune_model_t *m);
 double tagg_tune_margin(const tagg_tune_model_t *m);
 /* 1 when the model uses variable v as an input. */
 int tagg_tune_uses(const tagg_tune_model_t *m, int v);
+/* Classes in the model's domain (0: the file has none, every pattern is inside). */
+int tagg_tune_ranges(const tagg_tune_model_t *m);
+/* 1 when the pattern of x lies in the model's domain ('domain' above) or the
+ * model has none; 0 when the trees would extrapolate to it. */
+int tagg_tune_inside(const tagg_tune_model_t *m, const double x[TAGG_TV_COUNT_]);
 
 /* A share in [0, 1] as records and models carry resident: the nearest
  * multiple of 1/TAGG_TUNE_RESIDENT_STEPS (so that repetitions of a call in

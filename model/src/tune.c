@@ -93,7 +93,7 @@ struct tagg_tune_model {
     double *combo;      /* ncombo x ncand values, in the order of cand */
     double  init, rate; /* gbdt */
     int     per_byte;   /* target log_seconds_per_byte: the trees predict ln(seconds / bytes of the call) */
-    int     version;    /* file format: 2 to 5 see x through tagg_tune_effective */
+    int     version;    /* file format: 2 to 6 see x through tagg_tune_effective */
     double  margin;     /* the predicted gain a choice needs over the cost model's (0: none) */
     int     nrange;     /* the recorded domain (format 6), nrange classes */
     range_t *range;
@@ -130,6 +130,15 @@ static void class_of(const double x[TAGG_TV_COUNT_], double c[RANGE_CLASS])
     c[4] = x[TAGG_TV_CONTIGUITY] >= 0.999, c[5] = x[TAGG_TV_BYTES_SPREAD] > 0.01, c[6] = x[TAGG_TV_PIECES_PER_RANK] > 1;
 }
 
+/* Values compared as numbers (a file's -0 is 0). */
+static int same_class(const double a[RANGE_CLASS], const double b[RANGE_CLASS])
+{
+    for (int i = 0; i < RANGE_CLASS; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+
 int tagg_tune_inside(const tagg_tune_model_t *m, const double x[TAGG_TV_COUNT_])
 {
     if (!m->nrange)
@@ -139,7 +148,7 @@ int tagg_tune_inside(const tagg_tune_model_t *m, const double x[TAGG_TV_COUNT_])
     double b = x[TAGG_TV_BYTES_PER_RANK], p = x[TAGG_TV_PIECES_PER_RANK];
     for (int i = 0; i < m->nrange; i++) {
         const range_t *r = &m->range[i];
-        if (!memcmp(r->cls, c, sizeof c))
+        if (same_class(r->cls, c))
             return r->bmin <= b && b <= r->bmax && r->pmin <= p && p <= r->pmax;
     }
     return 0;
@@ -464,7 +473,7 @@ static int parse_domain(reader_t *r, tagg_tune_model_t *m, char **w, int nw)
         if (!(g->bmin <= g->bmax && g->pmin <= g->pmax))
             return fail(r, "a least value above its largest");
         for (int j = 0; j < m->nrange; j++)
-            if (!memcmp(m->range[j].cls, g->cls, sizeof g->cls))
+            if (same_class(m->range[j].cls, g->cls))
                 return fail(r, "a domain class listed twice");
     }
     return 0;

@@ -401,20 +401,38 @@ static int parse_tree(reader_t *r, const tagg_tune_model_t *m, tree_t *t)
     return rc;
 }
 
+/* n lines of at least `least` bytes each (what, in the message) fit in what
+ * is left: a count the rest cannot hold is a lie. */
+static int count_fits(reader_t *r, long n, size_t least, const char *what)
+{
+    if ((size_t)n * least > (size_t)(r->end - r->p))
+        return fail(r, "%ld %s cannot fit in the %zu bytes left (truncated?)", n, what, (size_t)(r->end - r->p));
+    return 0;
+}
+
+/* The head of an optional section, "NAME N" (words w[0..nw)): a section of
+ * format `since` or later, N in 1..max (what, in the message). */
+static int section_head(reader_t *r, const tagg_tune_model_t *m, char **w, int nw, const char *name, int since,
+                        long max, const char *what, long *n)
+{
+    if (m->version < since)
+        return fail(r, "a '%s' section in a model of format %d (it came with format %d)", name, m->version, since);
+    if (nw != 2)
+        return fail(r, "expected '%s N'", name);
+    return to_long(r, w[1], 1, max, n, what);
+}
+
 /* "combos N" (words w[0..nw)), then N lines "combo V1 .. Vk", k the
  * candidates lines, each value one of its setting's candidates. */
 static int parse_combos(reader_t *r, tagg_tune_model_t *m, char **w, int nw)
 {
     long n;
-    if (m->version < 5)
-        return fail(r, "a 'combos' section in a model of format %d (it came with format 5)", m->version);
-    if (nw != 2 || to_long(r, w[1], 1, TAGG_TUNE_MAX_COMBOS, &n, "combination count") < 0)
-        return nw != 2 ? fail(r, "expected 'combos N'") : -1;
+    if (section_head(r, m, w, nw, "combos", 5, TAGG_TUNE_MAX_COMBOS, "combination count", &n) < 0)
+        return -1;
     if (m->ncand < 1)
         return fail(r, "combinations of no candidates");
-    /* each combo line is at least 7 bytes: a count the rest cannot hold is a lie */
-    if ((size_t)n * 7 > (size_t)(r->end - r->p))
-        return fail(r, "%ld combinations cannot fit in the %zu bytes left (truncated?)", n, (size_t)(r->end - r->p));
+    if (count_fits(r, n, 7, "combinations") < 0) /* each combo line is at least 7 bytes */
+        return -1;
     m->combo = malloc(sizeof *m->combo * (size_t)n * (size_t)m->ncand);
     if (!m->combo)
         return fail(r, "out of memory");
@@ -446,12 +464,9 @@ static int parse_combos(reader_t *r, tagg_tune_model_t *m, char **w, int nw)
 static int parse_domain(reader_t *r, tagg_tune_model_t *m, char **w, int nw)
 {
     long n;
-    if (m->version < 6)
-        return fail(r, "a 'domain' section in a model of format %d (it came with format 6)", m->version);
-    if (nw != 2 || to_long(r, w[1], 1, TAGG_TUNE_MAX_RANGES, &n, "domain class count") < 0)
-        return nw != 2 ? fail(r, "expected 'domain N'") : -1;
-    if ((size_t)n * 24 > (size_t)(r->end - r->p))
-        return fail(r, "%ld domain classes cannot fit in the %zu bytes left (truncated?)", n, (size_t)(r->end - r->p));
+    if (section_head(r, m, w, nw, "domain", 6, TAGG_TUNE_MAX_RANGES, "domain class count", &n) < 0 ||
+        count_fits(r, n, 24, "domain classes") < 0) /* each range line is at least 24 bytes */
+        return -1;
     if (!(m->range = calloc((size_t)n, sizeof *m->range)))
         return fail(r, "out of memory");
     for (m->nrange = 0; m->nrange < (int)n; m->nrange++) {
@@ -629,11 +644,8 @@ int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char 
         fail(&r, "a decision_tree model has one tree, not %ld", v);
         goto done;
     }
-    /* each node line is at least 14 bytes: a count the rest cannot hold is a lie */
-    if ((size_t)v * 14 > (size_t)(r.end - r.p)) {
-        fail(&r, "%ld trees cannot fit in the %zu bytes left (truncated?)", v, (size_t)(r.end - r.p));
+    if (count_fits(&r, v, 14, "trees") < 0) /* each node line is at least 14 bytes */
         goto done;
-    }
     m->tree = calloc((size_t)v, sizeof *m->tree);
     if (!m->tree) {
         fail(&r, "out of memory");
@@ -650,10 +662,8 @@ int tagg_tune_parse(const char *text, size_t len, tagg_tune_model_t **out, char 
         }
         if (to_long(&r, w[1], t, t, &idx, "tree index") < 0 || to_long(&r, w[2], 1, 1L << 24, &n, "node count") < 0)
             goto done;
-        if ((size_t)n * 14 > (size_t)(r.end - r.p)) {
-            fail(&r, "%ld nodes cannot fit in the %zu bytes left (truncated?)", n, (size_t)(r.end - r.p));
+        if (count_fits(&r, n, 14, "nodes") < 0)
             goto done;
-        }
         m->tree[t].n = (int)n;
         if (parse_tree(&r, m, &m->tree[t]) < 0)
             goto done;

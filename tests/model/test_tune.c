@@ -228,6 +228,13 @@ static void expect_error_in(const char *body, const char *from, const char *to, 
         fail_msg("message '%s' lacks '%s'", err, msg);
 }
 
+/* Each edit {from, to, message} of body (sealed again) refused with its message. */
+static void expect_errors_in(const char *body, const char *const (*edits)[3], size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        expect_error_in(body, edits[i][0], edits[i][1], 1, edits[i][2]);
+}
+
 static void expect_error(const char *from, const char *to, int seal_it, const char *msg)
 {
     expect_error_in(tree_body, from, to, seal_it, msg);
@@ -279,15 +286,14 @@ static void test_combos(void **state)
     assert_double_equal(x[TAGG_TV_BUFFER_SIZE], 1048576, 0);
     tagg_tune_free(m);
     /* a combination value that is not one of its setting's candidates, a short line, a lying count */
-    const char *edits[][3] = {
+    const char *const edits[][3] = {
         {"combo 0 1 4194304\n", "combo 0 1 2097152\n", "combination value 2097152 of 'buffer_size' is not one of its candidates"},
         {"combo 0 1 4194304\n", "combo 0 1\n", "expected 'combo' and 3 values"},
         {"combos 3\n", "combos 0\n", "combination count '0' is not an integer in 1..65536"},
         {"combos 3\n", "combos 4\n", "expected 'combo' and 3 values"},
         {"combos 3\n", "combos 999999\n", "combination count '999999'"},
     };
-    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++)
-        expect_error_in(combos_body, edits[i][0], edits[i][1], 1, edits[i][2]);
+    expect_errors_in(combos_body, edits, sizeof edits / sizeof edits[0]);
 }
 
 /* Format 6's recorded domain: a call whose class (fs_kind, is_read, ranks, nodes,
@@ -355,7 +361,7 @@ static void test_domain(void **state)
     assert_int_equal(tagg_tune_inside(m, x), 1);
     tagg_tune_free(m);
     /* hostile domains */
-    const char *edits[][3] = {
+    const char *const edits[][3] = {
         {"domain 2\n", "domain 3\n", "expected 'range FS_KIND"},
         {"domain 2\n", "domain 0\n", "domain class count '0' is not an integer in 1..4096"},
         {"domain 2\n", "domain 99999\n", "domain class count '99999'"},
@@ -366,8 +372,7 @@ static void test_domain(void **state)
         {"65536 0x1p+24 1 1", "65536 inf 1 1", "domain value 'inf' is not a finite number"},
         {"range 3 1 2 1 1 0 1", "range 1 0 2 1 1 0 0", "a domain class listed twice"},
     };
-    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++)
-        expect_error_in(domain_body, edits[i][0], edits[i][1], 1, edits[i][2]);
+    expect_errors_in(domain_body, edits, sizeof edits / sizeof edits[0]);
 }
 
 static void test_bad_files(void **state)

@@ -371,6 +371,47 @@ static void memo_keep(const struct tagg_tune_memo *m)
     pthread_mutex_unlock(&memos.mu);
 }
 
+/* A choice x as the call's input: the settings the call may change (forced
+ * ones stay), the round buffer within the file's buffers (limit). */
+static void apply_choice(tagg_call_in_t *in, const double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_],
+                         uint64_t limit)
+{
+    if (!forced[TAGG_TV_DIRECT])
+        in->mode = x[TAGG_TV_DIRECT] >= 0.5 ? TAGG_AGGREGATE_NEVER : TAGG_AGGREGATE_ALWAYS;
+    if (!forced[TAGG_TV_AGGREGATORS] && x[TAGG_TV_AGGREGATORS] >= 1)
+        in->naggr = (int)x[TAGG_TV_AGGREGATORS];
+    if (!forced[TAGG_TV_THROTTLE])
+        in->throttle = (int)x[TAGG_TV_THROTTLE];
+    if (x[TAGG_TV_BUFFER_SIZE] >= 4096 && x[TAGG_TV_BUFFER_SIZE] <= (double)limit)
+        in->bufsize = (uint64_t)x[TAGG_TV_BUFFER_SIZE];
+}
+
+struct realize_ctx {
+    const tagg_call_in_t *in;
+    const int            *forced;
+    const tagg_engine_t  *e;
+    const tagg_file_t    *f;
+};
+
+/* tagg_tune_realize_t: a candidate as the plan would carry it out, in the
+ * settings a record of the call would carry (settings_of). The plan is pure
+ * and decides its action and domains before it allocates anything, so every
+ * rank realizes a candidate alike, even one whose election ran out of memory. */
+static int realize_plan(void *ctx, double x[TAGG_TV_COUNT_])
+{
+    const struct realize_ctx *c  = ctx;
+    tagg_call_in_t            in = *c->in;
+    tagg_call_plan_t          p;
+    tagg_err_t                err;
+    apply_choice(&in, x, c->forced, c->e->bufsize);
+    (void)tagg_call_plan(&in, &p, &err);
+    int ok = p.action == TAGG_CALL_DIRECT || p.action == TAGG_CALL_AGGREGATE;
+    if (ok)
+        settings_of(c->f, c->e, &p, x);
+    tagg_call_plan_free(&p);
+    return ok ? 0 : -1;
+}
+
 int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_dir_t dir)
 {
     /* every rank checks every row, so a difference fails every rank alike */
@@ -436,7 +477,8 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
     }
     double x0[TAGG_TV_COUNT_];
     memcpy(x0, x, sizeof x0);
-    double t = tagg_tune_choose_within(e->tune, x, forced, upper);
+    struct realize_ctx rc = {in, forced, e, f};
+    double t = tagg_tune_choose_realized(e->tune, x, forced, upper, realize_plan, &rc);
     if (t < 0)
         return 0;
     double margin = tagg_tune_margin(e->tune);
@@ -470,15 +512,8 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
             return 0;
         }
     }
-    if (!forced[TAGG_TV_DIRECT])
-        in->mode = x[TAGG_TV_DIRECT] >= 0.5 ? TAGG_AGGREGATE_NEVER : TAGG_AGGREGATE_ALWAYS;
-    if (!forced[TAGG_TV_AGGREGATORS] && x[TAGG_TV_AGGREGATORS] >= 1)
-        in->naggr = (int)x[TAGG_TV_AGGREGATORS];
-    if (!forced[TAGG_TV_THROTTLE])
-        in->throttle = (int)x[TAGG_TV_THROTTLE];
-    /* in buffer_size's range and within the file's buffers (the limit above) */
-    if (x[TAGG_TV_BUFFER_SIZE] >= 4096 && x[TAGG_TV_BUFFER_SIZE] <= (double)e->bufsize)
-        in->bufsize = (uint64_t)x[TAGG_TV_BUFFER_SIZE];
+    /* x holds the choice as the plan carries it out (realize_plan) */
+    apply_choice(in, x, forced, e->bufsize);
     e->tune_pred = t;
     e->tune_calls++;
     memo->kept = 0, memo->mode = (int)in->mode, memo->naggr = in->naggr, memo->throttle = in->throttle;

@@ -842,6 +842,12 @@ double tagg_tune_choose(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], co
 double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_],
                                const double upper[TAGG_TV_COUNT_])
 {
+    return tagg_tune_choose_realized(m, x, forced, upper, NULL, NULL);
+}
+
+double tagg_tune_choose_realized(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_],
+                                 const double upper[TAGG_TV_COUNT_], tagg_tune_realize_t realize, void *ctx)
+{
     const cand_t *free_c[TAGG_TV_COUNT_];
     int           nfree = 0;
     for (int c = 0; c < m->ncand; c++)
@@ -877,9 +883,12 @@ double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUN
                                                              : try[TAGG_TV_AGGREGATORS] >= 1);
         for (int i = 0; ok && upper && i < nfree; i++) /* and within the caller's limits */
             ok = !(upper[free_c[i]->var] > 0) || try[free_c[i]->var] <= upper[free_c[i]->var];
-        double t  = ok ? tagg_tune_predict(m, try, NULL) : INFINITY;
+        double run[TAGG_TV_COUNT_]; /* the candidate as the call would run it */
+        memcpy(run, try, sizeof run);
+        ok        = ok && (!realize || realize(ctx, run) >= 0);
+        double t  = ok ? tagg_tune_predict(m, run, NULL) : INFINITY;
         if (t < best_t)
-            best_t = t, memcpy(best, try, sizeof best);
+            best_t = t, memcpy(best, run, sizeof best);
         if (m->ncombo)
             continue;
         /* next combination of every candidate value (odometer) */

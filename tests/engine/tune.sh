@@ -114,6 +114,36 @@ grep -q 'aggr_write_calls=0' sum.txt && grep -q 'tuned_calls=0 tuning_kept=[1-9]
   && ! grep -q "tuning model chose" out.txt \
   && ok "  ... no aggregated write, every call kept and outside: $(grep -o 'tuning_kept=[0-9]* tuning_outside=[0-9]*' sum.txt | head -1)" \
   || bad "  ... summary: $(cat sum.txt)"
+# a candidate is predicted as the plan would run it: a model that prices 2 or more aggregators fastest
+# (ln t -1), direct next (0) and one aggregator slowest (1); a call whose span is one file domain (4 x
+# 16 KiB) runs any aggregated choice with one aggregator, so it goes direct; a call of several domains
+# (S3D 32^3) is aggregated by 2 (2 and 4 tie). Until session 54 the small call asked for 2, the plan
+# made one domain, and the call ran with the one aggregator the model priced slowest.
+sealed many.tune "tagg-tune model 1
+kind decision_tree
+target log_seconds
+inputs 2
+input direct
+input aggregators
+candidates direct 0 1
+candidates aggregators 0 1 2 4
+combine mean
+trees 1
+tree 0 5
+node 0 0 0.5 1 4 0
+node 1 1 1.5 2 3 0
+node 2 -1 0 -1 -1 1
+node 3 -1 0 -1 -1 -1
+node 4 -1 0 -1 -1 0"
+run "a call of one file domain: 2 aggregators would run as 1, so direct" "tuning model chose direct=1 aggregators=0" \
+  "tuning=$work/many.tune" --kernel array1d --dist uniform --size 16K
+grep -q '"op":"write"' rec.jsonl && ! grep -q '"op":"write".*"direct":0' rec.jsonl \
+  && ! grep -q "tuning model chose direct=0" out.txt && ok "  ... every write direct" \
+  || bad "  ... $(grep -m2 'tuning model' out.txt), records: $(grep -c '"direct":0' rec.jsonl) aggregated"
+run "a call of several domains: aggregated by 2" "tuning model chose direct=0 aggregators=2" \
+  "tuning=$work/many.tune" --kernel s3d --grid 32 32 32
+grep -q "domains=2 " out.txt && ! grep -q '"op":"write".*"direct":1' rec.jsonl && ok "  ... 2 domains, no direct write" \
+  || bad "  ... $(grep -m2 -o 'domains=[0-9]* ' out.txt)"
 run "model picks 1 aggregator" "domains=1 " "tuning=$work/a1.tune;aggregate=always" --kernel s3d --grid 32 32 32
 run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=always" --kernel s3d --grid 32 32 32
 # one process opens the file several times (write, read): the model is parsed once, then reused

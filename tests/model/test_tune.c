@@ -107,6 +107,52 @@ static void test_predict_tree(void **state)
     tagg_tune_free(m);
 }
 
+/* tagg_tune_realize_t for the tests: a call whose span holds one domain runs
+ * any aggregated candidate with one aggregator (ctx: the largest count it can
+ * have, and how many candidates were realized); one of 0 refuses them all. */
+struct domains {
+    int most, seen;
+};
+static int one_domain(void *ctx, double x[TAGG_TV_COUNT_])
+{
+    struct domains *d = ctx;
+    d->seen++;
+    if (d->most < 1)
+        return -1;
+    if (x[TAGG_TV_AGGREGATORS] > d->most)
+        x[TAGG_TV_AGGREGATORS] = d->most;
+    return 0;
+}
+
+static void test_choose_realized(void **state)
+{
+    (void)state;
+    tagg_tune_model_t *m                      = load(tree_body);
+    double             x[TAGG_TV_COUNT_]      = {0};
+    int                forced[TAGG_TV_COUNT_] = {0};
+    /* large calls: 2 aggregators predicted 2 s, 1 aggregator 4 s */
+    x[TAGG_TV_AGGREGATORS] = 1, x[TAGG_TV_BYTES_PER_RANK] = 8e6;
+    struct domains two = {2, 0};
+    assert_double_equal(tagg_tune_choose_realized(m, x, forced, NULL, one_domain, &two), 2.0, 1e-12);
+    assert_double_equal(x[TAGG_TV_AGGREGATORS], 2, 0);
+    assert_int_equal(two.seen, 2); /* each candidate realized once */
+    /* a call that can have one aggregator only: 2 runs as 1, so it is predicted
+     * as 1 (4 s), not as the 2 s of calls that had two */
+    x[TAGG_TV_AGGREGATORS] = 1;
+    struct domains one = {1, 0};
+    assert_double_equal(tagg_tune_choose_realized(m, x, forced, NULL, one_domain, &one), 4.0, 1e-12);
+    assert_double_equal(x[TAGG_TV_AGGREGATORS], 1, 0);
+    /* without realize, as before: 2 */
+    assert_double_equal(tagg_tune_choose_realized(m, x, forced, NULL, NULL, NULL), 2.0, 1e-12);
+    assert_double_equal(x[TAGG_TV_AGGREGATORS], 2, 0);
+    /* every candidate refused: -1, x unchanged */
+    struct domains none = {0, 0};
+    assert_double_equal(tagg_tune_choose_realized(m, x, forced, NULL, one_domain, &none), -1, 0);
+    assert_double_equal(x[TAGG_TV_AGGREGATORS], 2, 0);
+    assert_int_equal(none.seen, 2);
+    tagg_tune_free(m);
+}
+
 static void test_choose(void **state)
 {
     (void)state;
@@ -754,6 +800,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_predict_tree),    cmocka_unit_test(test_choose),
+        cmocka_unit_test(test_choose_realized),
         cmocka_unit_test(test_gbdt_and_forest), cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_truncation_everywhere), cmocka_unit_test(test_fuzz),
         cmocka_unit_test(test_per_byte),        cmocka_unit_test(test_effective_repeat),

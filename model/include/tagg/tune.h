@@ -250,6 +250,22 @@ double tagg_tune_choose(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], co
 double tagg_tune_choose_within(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_],
                                const double upper[TAGG_TV_COUNT_]);
 
+/* A candidate as the caller would carry it out: rewrites the settings of x to
+ * those the call would then run with, or returns < 0 when the call cannot run
+ * with it.  Must be pure (the same x, the same answer on every rank). */
+typedef int (*tagg_tune_realize_t)(void *ctx, double x[TAGG_TV_COUNT_]);
+
+/* The same, each candidate predicted as realize() says it would run (NULL:
+ * as it is); the realized settings are the ones written into x.  The engine
+ * passes its plan: records carry the settings a call ran with, and a setting a
+ * call of this size cannot have (two aggregators for a span of one file
+ * domain: the plan makes one) is predicted from larger calls that had it, not
+ * from the calls that asked for it (session 54: HACC SoA 16K's 64 KiB writes,
+ * two aggregators predicted 35 % faster than direct, one aggregator ran, 25 %
+ * slower than direct). */
+double tagg_tune_choose_realized(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_],
+                                 const double upper[TAGG_TV_COUNT_], tagg_tune_realize_t realize, void *ctx);
+
 /* ---- records (`record=FILE`): one JSON object a line ----------------------
  *
  *   {"tagg_record":8,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,

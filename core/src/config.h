@@ -264,8 +264,8 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
     X(tuning, STR, char *, TAGG_ENV_TUNING, "", 0, 0, NULL,                                               \
       "model file written by `tagg-tune fit`: at each collective call whose plan is not reused, the "     \
       "engine predicts the time of every candidate setting the model knows (direct or aggregated, "      \
-      "aggregators, throttle, the round buffer up to buffer_size) and takes the fastest, unless it "      \
-      "predicts less gain over the cost "                                                                 \
+      "aggregators, throttle, the round buffer up to buffer_size), each as the call's plan would carry " \
+      "it out, and takes the fastest, unless it predicts less gain over the cost "                        \
       "model's own choice than the file's margin, or the call's pattern lies outside the patterns the "  \
       "model was recorded on (format 6's domain; README: Self-tuning); keys set by the user stay as "    \
       "set; empty = the cost model alone decides")

@@ -393,23 +393,31 @@ struct realize_ctx {
     const tagg_file_t    *f;
 };
 
-/* tagg_tune_realize_t: a candidate as the plan would carry it out, in the
- * settings a record of the call would carry (settings_of). The plan is pure
- * and decides its action and domains before it allocates anything, so every
- * rank realizes a candidate alike, even one whose election ran out of memory. */
+/* The settings the plan of `in` carries out, as a record of the call would
+ * carry them (settings_of), written into x; -1 (x unchanged) when the plan
+ * neither accesses directly nor aggregates. The plan is pure and decides its
+ * action and domains before it allocates anything, so every rank answers
+ * alike, even one whose election ran out of memory. */
+static int planned_settings(const tagg_file_t *f, const tagg_engine_t *e, const tagg_call_in_t *in,
+                            double x[TAGG_TV_COUNT_])
+{
+    tagg_call_plan_t p;
+    tagg_err_t       err;
+    (void)tagg_call_plan(in, &p, &err);
+    int ok = p.action == TAGG_CALL_DIRECT || p.action == TAGG_CALL_AGGREGATE;
+    if (ok)
+        settings_of(f, e, &p, x);
+    tagg_call_plan_free(&p);
+    return ok ? 0 : -1;
+}
+
+/* tagg_tune_realize_t: a candidate as the plan would carry it out. */
 static int realize_plan(void *ctx, double x[TAGG_TV_COUNT_])
 {
     const struct realize_ctx *c  = ctx;
     tagg_call_in_t            in = *c->in;
-    tagg_call_plan_t          p;
-    tagg_err_t                err;
     apply_choice(&in, x, c->forced, c->e->bufsize);
-    (void)tagg_call_plan(&in, &p, &err);
-    int ok = p.action == TAGG_CALL_DIRECT || p.action == TAGG_CALL_AGGREGATE;
-    if (ok)
-        settings_of(c->f, c->e, &p, x);
-    tagg_call_plan_free(&p);
-    return ok ? 0 : -1;
+    return planned_settings(c->f, c->e, &in, x);
 }
 
 int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_dir_t dir)
@@ -486,18 +494,8 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         /* the cost model's own choice for this call (the plan is pure: every
          * rank computes the same), predicted by the model: a predicted gain
          * within the model's error does not override it */
-        tagg_call_plan_t p0;
-        tagg_err_t       err;
-        (void)tagg_call_plan(in, &p0, &err); /* one that failed on this rank still says what every rank decided */
-        int planned = p0.action == TAGG_CALL_DIRECT || p0.action == TAGG_CALL_AGGREGATE;
-        if (planned) {
-            x0[TAGG_TV_DIRECT]      = p0.action == TAGG_CALL_DIRECT;
-            x0[TAGG_TV_AGGREGATORS] = p0.action == TAGG_CALL_AGGREGATE ? p0.ndom : 0;
-            x0[TAGG_TV_THROTTLE]    = p0.throttle;
-            x0[TAGG_TV_BUFFER_SIZE] = (double)p0.bufsize;
-        }
-        tagg_call_plan_free(&p0);
-        double t0 = planned ? tagg_tune_predict(e->tune, x0, NULL) : 0;
+        int    planned = planned_settings(f, e, in, x0) == 0;
+        double t0      = planned ? tagg_tune_predict(e->tune, x0, NULL) : 0;
         if (!planned || !(t < (1 - margin) * t0)) {
             e->tune_kept++;
             memo->kept = 1;

@@ -32,6 +32,11 @@ model() {
   sealed "$1" "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 1\ninput %s\ncandidates %s %s\ncombine mean\n${margin}trees 1\ntree 0 3\nnode 0 0 %s 1 2 0\nnode 1 -1 0 -1 -1 %s\nnode 2 -1 0 -1 -1 %s\n" \
     "$2" "$2" "$3" "$6" "$4" "$5")"
 }
+# by_aggregators NAME ONE MORE: candidates direct 0 1 and aggregators 0 1 2 4; ln(seconds) 0 for a
+# direct call, ONE aggregated by one aggregator, MORE by two or more
+by_aggregators() {
+  sealed "$1" "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 2\ninput direct\ninput aggregators\ncandidates direct 0 1\ncandidates aggregators 0 1 2 4\ncombine mean\ntrees 1\ntree 0 5\nnode 0 0 0.5 1 4 0\nnode 1 1 1.5 2 3 0\nnode 2 -1 0 -1 -1 %s\nnode 3 -1 0 -1 -1 %s\nnode 4 -1 0 -1 -1 0\n" "$2" "$3")"
+}
 run() { # name expect-regex tagg-config bench-args...
   local name=$1 want=$2 cfg=$3; shift 3
   rm -f sum.txt rec.jsonl
@@ -119,22 +124,7 @@ grep -q 'aggr_write_calls=0' sum.txt && grep -q 'tuned_calls=0 tuning_kept=[1-9]
 # 16 KiB) runs any aggregated choice with one aggregator, so it goes direct; a call of several domains
 # (S3D 32^3) is aggregated by 2 (2 and 4 tie). Until session 54 the small call asked for 2, the plan
 # made one domain, and the call ran with the one aggregator the model priced slowest.
-sealed many.tune "tagg-tune model 1
-kind decision_tree
-target log_seconds
-inputs 2
-input direct
-input aggregators
-candidates direct 0 1
-candidates aggregators 0 1 2 4
-combine mean
-trees 1
-tree 0 5
-node 0 0 0.5 1 4 0
-node 1 1 1.5 2 3 0
-node 2 -1 0 -1 -1 1
-node 3 -1 0 -1 -1 -1
-node 4 -1 0 -1 -1 0"
+by_aggregators many.tune 1 -1
 run "a call of one file domain: 2 aggregators would run as 1, so direct" "tuning model chose direct=1 aggregators=0" \
   "tuning=$work/many.tune" --kernel array1d --dist uniform --size 16K
 grep -q '"op":"write"' rec.jsonl && ! grep -q '"op":"write".*"direct":0' rec.jsonl \
@@ -207,22 +197,7 @@ run "a key set by the user stays forced (aggregators=2 against a model preferrin
 # calls follow its own constraints, alternating (until session 37 the process's memo of decisions was
 # keyed by the call alone, so the forced file wrote direct after the free one had, and the free file
 # read through an aggregator after the forced one had)
-sealed pref-direct.tune "tagg-tune model 1
-kind decision_tree
-target log_seconds
-inputs 2
-input direct
-input aggregators
-candidates direct 0 1
-candidates aggregators 0 1 2 4
-combine mean
-trees 1
-tree 0 5
-node 0 0 0.5 1 4 0
-node 1 1 1.5 2 3 0
-node 2 -1 0 -1 -1 1
-node 3 -1 0 -1 -1 2
-node 4 -1 0 -1 -1 0"
+by_aggregators pref-direct.tune 1 2
 rm -f recf.jsonl reca.jsonl
 HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 2 --rotate 0 --dir "$work" \
   --variants forced,free --extra-tagg "forced=record=$work/recf.jsonl;tuning=$work/pref-direct.tune;aggregate=always" \

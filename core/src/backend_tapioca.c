@@ -610,8 +610,10 @@ static int tapioca_read(tagg_file_t *f, const tagg_extents_t *x, bool collective
 
 static void tapioca_done(tagg_file_t *f, tagg_dir_t dir, int rc)
 {
-    if (f->backend)
+    if (f->backend) {
         tagg_engine_record_done(f, f->backend, dir, rc);
+        tagg_engine_check_done(f, f->backend, rc);
+    }
 }
 
 static void tapioca_describe(const tagg_file_t *f, char *buf, size_t len)
@@ -627,9 +629,11 @@ static void tapioca_describe(const tagg_file_t *f, char *buf, size_t len)
                      (unsigned long long)e->direct_calls, (unsigned long long)e->reused,
                      (unsigned long long)e->spec_calls, (unsigned long long)e->spec_early);
     if (e->tune && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " tuned_calls=%llu tuning_kept=%llu tuning_outside=%llu",
+        snprintf(buf + n, len - (size_t)n,
+                 " tuned_calls=%llu tuning_kept=%llu tuning_outside=%llu tuning_trials=%llu tuning_overruled=%llu",
                  (unsigned long long)e->tune_calls, (unsigned long long)e->tune_kept,
-                 (unsigned long long)e->tune_outside);
+                 (unsigned long long)e->tune_outside, (unsigned long long)e->tune_trials,
+                 (unsigned long long)e->tune_overruled);
 }
 
 const tagg_backend_ops_t tagg_backend_tapioca = {

@@ -41,6 +41,7 @@
 #define TAGG_ENV_WRITE_BEHIND "TAGG_WRITE_BEHIND"
 #define TAGG_ENV_RECORD "TAGG_RECORD"
 #define TAGG_ENV_TUNING "TAGG_TUNING"
+#define TAGG_ENV_TUNING_CHECK "TAGG_TUNING_CHECK"
 #define TAGG_ENV_COMPRESSION "TAGG_COMPRESSION"
 
 /* Raw-data paths (the io backend registry in io.c). */
@@ -268,7 +269,13 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "it out, and takes the fastest, unless it predicts less gain over the cost "                        \
       "model's own choice than the file's margin, or the call's pattern lies outside the patterns the "  \
       "model was recorded on (format 6's domain; README: Self-tuning); keys set by the user stay as "    \
-      "set; empty = the cost model alone decides")
+      "set; empty = the cost model alone decides")                                                       \
+    X(tuning_check, INT, int, TAGG_ENV_TUNING_CHECK, "3", 0, 16, NULL,                                    \
+      "with tuning=: a read pattern whose model choice differs from the cost model's runs the model's "  \
+      "choice this many times, then the cost model's as many, each timed, and keeps the one of the "     \
+      "smaller median for the process's later calls of that pattern (README: Self-tuning, the measured " \
+      "check). Writes are not checked: a write's call time leaves out what it leaves to the flush. "    \
+      "0 = the model's choice stands unmeasured; not in asynchronous mode")
 
 extern const char *const tagg_backend_names[];
 extern const char *const tagg_strategy_names[];

@@ -86,6 +86,11 @@ typedef struct tagg_engine {
     uint64_t           tune_outside;  /* of those, calls whose pattern lies outside the model's recorded domain */
     int                tune_cached;   /* tune belongs to the process's model cache (engine_tune.c) */
     double             tune_pred;     /* the last choice's predicted seconds */
+    uint64_t           tune_trials;   /* calls that ran the cost model's choice to time it (tuning_check) */
+    uint64_t           tune_overruled; /* calls that ran it because it was timed faster than the model's */
+    int                check_agreed;  /* this call: every row carried the same check fingerprint */
+    int                check_arm;     /* the call under way runs a checked choice: 0 no, 1 the model's, 2 the cost model's */
+    uint64_t           check_key;     /* its pattern (engine_tune.c check_key_of) */
     int                record_warned; /* a record could not be appended (warned once) */
     int                rec_fd;        /* record= file, open from the first record to the file's close (-1: not open) */
     /* record= of the call under way (rank 0): the seconds this rank spent in
@@ -162,6 +167,10 @@ struct tagg_engine_row {
                                   (tune.h: resident), TAGG_RESIDENT_UNKNOWN when it cannot tell */
     uint64_t        flight;    /* bytes of it there that readahead was still reading (tune.h: in_flight) */
     uint64_t        ahead;     /* where flight > 0, bytes in flight in the window after the request (flight_ahead) */
+    uint64_t        check_fp;  /* tuning_check: fingerprint of the rank's verdicts before this call (engine_tune.c) */
+    uint64_t        check_key; /* a verdict this rank reached as a file's rank 0, for every rank to take; 0: none */
+    uint32_t        check_state; /* its state (tagg_tune_check_t) */
+    uint32_t        check_pad;
     tagg_engine_mrow_t machine; /* last: gathered only at a file's first call */
 };
 typedef struct tagg_engine_row tagg_engine_row_t;
@@ -178,6 +187,11 @@ void tagg_engine_row_of(const tagg_extents_t *x, tagg_req_desc_t *q);
  * says beyond its rows for records and tuning (e->repeat; 0 and nothing done
  * without record= or tuning=), the same on every rank. */
 void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir);
+/* engine_check.c. Local, before the describe gather: this rank's part of the
+ * measured check in its row (the fingerprint of its verdicts, a verdict it
+ * reached to pass on). Nothing without tuning= and tuning_check, or in
+ * asynchronous mode. */
+void tagg_engine_tune_row(const tagg_file_t *f, const tagg_engine_t *e, struct tagg_engine_row *row);
 /* engine_tune.c. Local, before the call touches the file: how much of this
  * rank's request x the page cache holds (e->my_resident) and holds but is
  * still reading (e->my_flight), for its describe row; TAGG_RESIDENT_UNKNOWN
@@ -207,6 +221,20 @@ void tagg_engine_record(tagg_file_t *f, tagg_engine_t *e, const tagg_call_t *c, 
  * record with t_total = now - e->rec_t0, the call's start (rc < 0: the call
  * failed, nothing appended). */
 void tagg_engine_record_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, int rc);
+/* engine_check.c. Local, after the describe gather, the same on every rank:
+ * whether the rows' check fingerprints agree (e->check_agreed), and every
+ * row's verdict message taken into the process's table. */
+void tagg_engine_check_apply(const tagg_file_t *f, tagg_engine_t *e);
+/* engine_check.c. Local, the same on every rank: for a call whose model
+ * choice differs from the cost model's (key: its pattern, tagg_engine_tune),
+ * 1 when the call is to run the cost model's choice (a timed trial, or the
+ * verdict), 0 for the model's; notes which one the call times. */
+int tagg_engine_check_choose(const tagg_file_t *f, tagg_engine_t *e, uint64_t key, tagg_dir_t dir);
+/* engine_check.c. After the call's error agreement, on the file's rank 0: the
+ * call's time for the measured check when it ran a checked choice (rc < 0:
+ * nothing), and the verdict it leads to, passed on in this process's next
+ * describe row. */
+void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, int rc);
 /* engine_tune.c. Local, at open: the file system's kind as the records and
  * the plan see it. */
 int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e);

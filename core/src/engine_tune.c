@@ -124,6 +124,7 @@ void tagg_engine_tune_probe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents
 void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir)
 {
     e->repeat = 0;
+    tagg_engine_check_apply(f, e); /* every call's rows: the measured check's messages */
     if (!tune_observes(f, e))
         return; /* no pass over every rank's row otherwise */
     uint64_t h = 0; /* every rank's request (tagg_engine_row_of zeroes a row before filling it) */
@@ -339,6 +340,8 @@ struct tagg_tune_memo {
     unsigned forced;            /* which settings the call could not change (bit per variable): an
                                    aggregate=always file and an auto one start from the same x */
     int      kept;              /* 1: the cost model's choice stood (2: the pattern outside the model's domain) */
+    int      differs;           /* the model's choice is not the cost model's as the plan runs them (the
+                                   measured check times the two: engine_check.c) */
     int      mode, naggr, throttle;
     uint64_t bufsize;
     double   pred;              /* the choice's predicted seconds */
@@ -369,6 +372,28 @@ static void memo_keep(const struct tagg_tune_memo *m)
     memos.e[memos.next] = *m;
     memos.next = (memos.next + 1) % TUNE_MEMO;
     pthread_mutex_unlock(&memos.mu);
+}
+
+/* The memo's key as one number, the measured check's name of a pattern. */
+static uint64_t check_key_of(const struct tagg_tune_memo *m)
+{
+    char b[sizeof m->sum + sizeof m->x + sizeof m->forced];
+    memcpy(b, &m->sum, sizeof m->sum);
+    memcpy(b + sizeof m->sum, m->x, sizeof m->x);
+    memcpy(b + sizeof m->sum + sizeof m->x, &m->forced, sizeof m->forced);
+    uint64_t h = tagg_tune_checksum(b, sizeof b);
+    return h ? h : 1;
+}
+
+/* Two realized settings run the call alike: both direct, or aggregated with
+ * the same aggregators, throttle and round buffer. */
+static int same_run(const double a[TAGG_TV_COUNT_], const double b[TAGG_TV_COUNT_])
+{
+    if ((a[TAGG_TV_DIRECT] >= 0.5) != (b[TAGG_TV_DIRECT] >= 0.5))
+        return 0;
+    return a[TAGG_TV_DIRECT] >= 0.5 || (a[TAGG_TV_AGGREGATORS] == b[TAGG_TV_AGGREGATORS] &&
+                                        a[TAGG_TV_THROTTLE] == b[TAGG_TV_THROTTLE] &&
+                                        a[TAGG_TV_BUFFER_SIZE] == b[TAGG_TV_BUFFER_SIZE]);
 }
 
 /* A choice x as the call's input: the settings the call may change (forced
@@ -456,12 +481,15 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         m0.forced |= forced[v] ? 1u << v : 0u;
     if (!tagg_tune_uses(e->tune, TAGG_TV_RESIDENT)) /* a state the model ignores makes no new pattern */
         m0.x[TAGG_TV_RESIDENT] = 0;
+    uint64_t key = check_key_of(&m0);
     if (memo_find(memo)) { /* as an earlier call of the same pattern and model decided */
         if (memo->kept) {
             e->tune_kept++;
             e->tune_outside += memo->kept == 2;
             return 0;
         }
+        if (memo->differs && tagg_engine_check_choose(f, e, key, dir))
+            return 0; /* the cost model's choice: timed against the model's, or timed faster */
         in->mode = (tagg_aggregate_t)memo->mode, in->naggr = memo->naggr, in->throttle = memo->throttle;
         in->bufsize = memo->bufsize;
         e->tune_pred = memo->pred;
@@ -490,12 +518,13 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
     if (t < 0)
         return 0;
     double margin = tagg_tune_margin(e->tune);
+    /* the cost model's own choice for this call (the plan is pure: every
+     * rank computes the same), for the margin and the measured check */
+    int planned = (margin > 0 || (dir == TAGG_READ && f->cfg.tuning_check > 0)) && planned_settings(f, e, in, x0) == 0;
     if (margin > 0) {
-        /* the cost model's own choice for this call (the plan is pure: every
-         * rank computes the same), predicted by the model: a predicted gain
-         * within the model's error does not override it */
-        int    planned = planned_settings(f, e, in, x0) == 0;
-        double t0      = planned ? tagg_tune_predict(e->tune, x0, NULL) : 0;
+        /* predicted by the model: a predicted gain within the model's error
+         * does not override it */
+        double t0 = planned ? tagg_tune_predict(e->tune, x0, NULL) : 0;
         if (!planned || !(t < (1 - margin) * t0)) {
             e->tune_kept++;
             memo->kept = 1;
@@ -511,12 +540,24 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         }
     }
     /* x holds the choice as the plan carries it out (realize_plan) */
+    tagg_call_in_t cost = *in;
     apply_choice(in, x, forced, e->bufsize);
+    memo->kept = 0, memo->mode = (int)in->mode, memo->naggr = in->naggr, memo->throttle = in->throttle;
+    memo->bufsize = in->bufsize, memo->pred = t, memo->differs = planned && !same_run(x, x0);
+    memo_keep(memo);
+    if (memo->differs && tagg_engine_check_choose(f, e, key, dir)) {
+        *in = cost; /* the cost model's choice (a verdict kept after the memo gave this pattern up, or a trial) */
+        if (f->cfg.verbose >= 2 && f->rank == 0) {
+            printf("tagg: tuning check runs the cost model's choice (direct=%d aggregators=%d) instead of the "
+                   "model's (direct=%d aggregators=%d, predicted %.6fs)\n",
+                   (int)x0[TAGG_TV_DIRECT], (int)x0[TAGG_TV_AGGREGATORS], (int)x[TAGG_TV_DIRECT],
+                   (int)x[TAGG_TV_AGGREGATORS], t);
+            fflush(stdout);
+        }
+        return 0;
+    }
     e->tune_pred = t;
     e->tune_calls++;
-    memo->kept = 0, memo->mode = (int)in->mode, memo->naggr = in->naggr, memo->throttle = in->throttle;
-    memo->bufsize = in->bufsize, memo->pred = t;
-    memo_keep(memo);
     if (f->cfg.verbose >= 2 && f->rank == 0) {
         printf("tagg: tuning model chose direct=%d aggregators=%d throttle=%d buffer_size=%llu (predicted %.6fs)\n",
                in->mode == TAGG_AGGREGATE_NEVER, in->naggr, in->throttle, (unsigned long long)in->bufsize, t);

@@ -137,7 +137,7 @@ static int close_reduce(tagg_file_t *f, int local_rc, tagg_stats_t *total)
 int tagg_summary_format(const tagg_file_t *f, const tagg_stats_t *t, char *buf, size_t len)
 {
     const char *slash = strrchr(f->path, '/');
-    char        extra[160] = "", async[256] = "", nvr[96] = "";
+    char        extra[384] = "", async[256] = "", nvr[96] = "";
     if (f->size_everywhere) /* node-local subfiles */
         snprintf(nvr, sizeof nvr, " destination=nvr nvr_opens=%llu nvr_refused=%llu",
                  (unsigned long long)t->nvr_opens, (unsigned long long)t->nvr_refused);
@@ -609,7 +609,7 @@ static int print_summary(tagg_file_t *f, const tagg_stats_t *total)
     int      rc    = 0;
     if (!moved || (f->cfg.verbose < 1 && !(f->cfg.summary && *f->cfg.summary)))
         return 0;
-    char line[1024];
+    char line[2048];
     tagg_summary_format(f, total, line, sizeof line);
     if (f->cfg.verbose >= 1) {
         printf("%s\n", line);

@@ -935,3 +935,35 @@ int tagg_tune_record_format(const tagg_tune_record_t *r, const char *op, const c
 #undef PUT
     return n < len ? (int)n : -1;
 }
+
+/* ---- the measured check (tune.h) ------------------------------------------ */
+
+double tagg_tune_check_median(const double *v, int n)
+{
+    double s[TAGG_TUNE_CHECK_MAX];
+    n = n < 1 ? 1 : n > TAGG_TUNE_CHECK_MAX ? TAGG_TUNE_CHECK_MAX : n;
+    for (int i = 0; i < n; i++) { /* insertion sort: at most 16 */
+        double t = v[i];
+        int    j = i;
+        for (; j > 0 && s[j - 1] > t; j--)
+            s[j] = s[j - 1];
+        s[j] = t;
+    }
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+tagg_tune_check_t tagg_tune_check_next(tagg_tune_check_t state, const double *model, int nm, const double *cost,
+                                       int nc, int k)
+{
+    if (state == TAGG_TUNE_CHECK_COST || state == TAGG_TUNE_CHECK_MODEL || k < 1)
+        return state;
+    if (state == TAGG_TUNE_CHECK_TRY_COST && nc >= k) {
+        if (nm < 1)
+            return TAGG_TUNE_CHECK_MODEL;
+        return tagg_tune_check_median(cost, nc) < tagg_tune_check_median(model, nm) ? TAGG_TUNE_CHECK_COST
+                                                                                  : TAGG_TUNE_CHECK_MODEL;
+    }
+    if (state == TAGG_TUNE_CHECK_NONE && nm >= k)
+        return TAGG_TUNE_CHECK_TRY_COST;
+    return state;
+}

@@ -134,6 +134,26 @@ run "a call of several domains: aggregated by 2" "tuning model chose direct=0 ag
   "tuning=$work/many.tune" --kernel s3d --grid 32 32 32
 grep -q "domains=2 " out.txt && ! grep -q '"op":"write".*"direct":1' rec.jsonl && ok "  ... 2 domains, no direct write" \
   || bad "  ... $(grep -m2 -o 'domains=[0-9]* ' out.txt)"
+# the measured check (tuning_check=K): a model that prices reads through 4 KiB rounds fastest (ln t -5,
+# every other read 0; writes direct) where the cost model reads the blocks directly, a hundred times
+# faster (256 KiB a rank: 256 rounds). With K=1 the second file's read runs the model's choice (timed), the third the cost model's
+# (timed), and from then on the cost model's; the data checked every time by tagg-bench. Not a timed
+# test: the two choices are 2 orders of magnitude apart, and which one each call runs is asserted.
+sealed chk.tune "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 3\ninput is_read\ninput direct\ninput buffer_size\ncandidates direct 0 1\ncandidates buffer_size 4096 4194304\ncombine mean\ntrees 1\ntree 0 7\nnode 0 0 0.5 1 4 0\nnode 1 1 0.5 2 3 0\nnode 2 -1 0 -1 -1 5\nnode 3 -1 0 -1 -1 0\nnode 4 2 8192 5 6 0\nnode 5 -1 0 -1 -1 -5\nnode 6 -1 0 -1 -1 0\n")"
+run "measured check: the model's 4 KiB-round reads timed against the cost model's direct reads" \
+  "tuning check: the cost model's choice read in [0-9.]+s, the model's in [0-9.]+s \(medians of 1 and 1 calls\): the cost model's choice" \
+  "tuning=$work/chk.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 5
+reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')
+counts=$(grep 'raw_read_calls=[1-9]' sum.txt | grep -o 'tuning_trials=[0-9]* tuning_overruled=[0-9]*' | sed 's/tuning_trials=\([0-9]*\) tuning_overruled=\([0-9]*\)/\1+\2/' | paste -sd' ')
+# reads of files 1 and 2 by the model (4 KiB rounds; file 1's is another pattern: it made the buffers),
+# file 3's the trial, files 4 and 5 the verdict; the read files' summaries count trials+overruled
+[ "$reads" = "0:4096 0:4096 1:4194304 1:4194304 1:4194304" ] && [ "$counts" = "0+0 0+0 1+0 0+1 0+1" ] \
+  && ok "  ... reads (direct:round) $reads; trials+overruled per read file $counts" \
+  || bad "  ... reads (direct:round) '$reads' (want 0:4096 0:4096 1:4194304 1:4194304 1:4194304); trials+overruled '$counts' (want 0+0 0+0 1+0 0+1 0+1)"
+run "measured check off (tuning_check=0): every read as the model says" "tuning model chose direct=0" \
+  "tuning=$work/chk.tune;tuning_check=0" --kernel array1d --dist uniform --size 256K --reps 3
+reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')
+[ "$reads" = "0:4096 0:4096 0:4096" ] && ! grep -q "tuning check" out.txt && ok "  ... reads $reads" || bad "  ... reads '$reads'"
 run "model picks 1 aggregator" "domains=1 " "tuning=$work/a1.tune;aggregate=always" --kernel s3d --grid 32 32 32
 run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=always" --kernel s3d --grid 32 32 32
 # one process opens the file several times (write, read): the model is parsed once, then reused

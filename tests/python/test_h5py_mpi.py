@@ -83,3 +83,42 @@ def test_atomic_mode(tmp_path, tagg_env, run_script, driver):
     # before the close, so the metadata flushed at close may be staged (a few kB).
     assert staged["on"] < 8000, f"atomic mode staged {staged['on']} bytes: a row went through the staging pool"
     assert staged["off"] >= 2 * 8000, f"the control staged {staged['off']} bytes: the check above proves nothing"
+
+
+def _sealed_model(path):
+    """A tuning model (model/include/tagg/tune.h) that prices reads through 4 KiB
+    rounds fastest, every other read alike, and writes direct; sealed with the
+    FNV-1a 64 of its body as tagg-tune seals it."""
+    body = ("tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 3\ninput is_read\ninput direct\n"
+            "input buffer_size\ncandidates direct 0 1\ncandidates buffer_size 4096 4194304\ncombine mean\ntrees 1\n"
+            "tree 0 7\nnode 0 0 0.5 1 4 0\nnode 1 1 0.5 2 3 0\nnode 2 -1 0 -1 -1 5\nnode 3 -1 0 -1 -1 0\n"
+            "node 4 2 8192 5 6 0\nnode 5 -1 0 -1 -1 -5\nnode 6 -1 0 -1 -1 0\n")
+    h = 0xCBF29CE484222325
+    for b in body.encode():
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    path.write_text(body + "end %016x\n" % h)
+
+
+def test_tuning_check_split_communicators(tmp_path, tagg_env, run_script):
+    """The measured check's verdicts ride in the describe rows: a process that
+    holds a verdict and one that does not, in one file, both ignore it (their
+    tables' fingerprints differ), so they plan the same call; where all hold it
+    (the communicator that reached it), it is followed."""
+    import json
+    model, rec = tmp_path / "chk.tune", tmp_path / "rec.jsonl"
+    _sealed_model(model)
+    env = dict(tagg_env, HDF5_VOL_CONNECTOR=VOL, TAGG_TUNING=str(model), TAGG_TUNING_CHECK="1",
+               TAGG_RECORD=str(rec))
+    r = run_script("check_split.py", [tmp_path], env, nranks=4, timeout=300)
+    assert r.returncode == 0 and "check_split ok" in r.stdout, r.stdout + r.stderr
+    reads = {}
+    for line in rec.read_text().splitlines():
+        t = json.loads(line)
+        if t["op"] == "read" and t["bytes_per_rank"] == 32768 * 8:
+            reads.setdefault(t["file"].split("-")[0], []).append(
+                "direct" if t["direct"] else "aggr/%d" % t["buffer_size"])
+    # A: the model's choice timed, the cost model's timed (faster by far), then the cost model's
+    assert reads.get("a") == ["aggr/4096", "direct", "direct", "direct"], reads
+    # the pairs: one process of each holds A's verdict, the other does not: the model's choice
+    for p in ("p0", "p1"):
+        assert reads.get(p) == ["aggr/4096", "aggr/4096"], reads

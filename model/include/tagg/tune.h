@@ -266,6 +266,37 @@ typedef int (*tagg_tune_realize_t)(void *ctx, double x[TAGG_TV_COUNT_]);
 double tagg_tune_choose_realized(const tagg_tune_model_t *m, double x[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_],
                                  const double upper[TAGG_TV_COUNT_], tagg_tune_realize_t realize, void *ctx);
 
+/* ---- the measured check (the engine's tuning_check=K) --------------------
+ *
+ * A prediction is only a prediction: outside the sizes it was fitted on a
+ * tree takes the time per byte of whatever trained calls a pattern resembles
+ * (session 52-54: held out at the sweep's edges, 42 % off per phase, and the
+ * model's own read choices on GlusterFS at 77-85 % of the best, where the
+ * cost model's reached 90 %). So for a read pattern whose model choice differs
+ * from the cost model's, the engine runs the model's choice K times, then the
+ * cost model's K times, each timed on the rank 0 of the file, and keeps the
+ * one of the smaller median from then on. The states of a pattern: */
+typedef enum {
+  TAGG_TUNE_CHECK_NONE     = 0, /* the model's choice runs and is timed */
+  TAGG_TUNE_CHECK_TRY_COST = 1, /* the cost model's choice runs and is timed */
+  TAGG_TUNE_CHECK_COST     = 2, /* settled: the cost model's choice was faster */
+  TAGG_TUNE_CHECK_MODEL    = 3  /* settled: the model's choice was not slower */
+} tagg_tune_check_t;
+#define TAGG_TUNE_CHECK_MAX 16 /* the largest K */
+
+/* The state a pattern's check moves to after its measurements: model[nm] and
+ * cost[nc] the seconds of the calls that ran the model's and the cost model's
+ * choice (nm, nc at most TAGG_TUNE_CHECK_MAX), k the calls each choice runs.
+ * Settled states stay; k model calls move NONE to TRY_COST; k cost-model calls
+ * settle it, COST only where their median is below the model calls' median
+ * (MODEL when no model call is known). Pure: the same on every process. */
+tagg_tune_check_t tagg_tune_check_next(tagg_tune_check_t state, const double *model, int nm, const double *cost,
+                                       int nc, int k);
+
+/* The median of n seconds (n >= 1, at most TAGG_TUNE_CHECK_MAX; the mean of
+ * the middle two for an even n), v unchanged. */
+double tagg_tune_check_median(const double *v, int n);
+
 /* ---- records (`record=FILE`): one JSON object a line ----------------------
  *
  *   {"tagg_record":8,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,

@@ -1,0 +1,179 @@
+/* The measured check of a tuning model's read choices (tuning_check=K,
+ * tune.h "the measured check"): the model proposes, the clock disposes.
+ *
+ * A read pattern whose model choice differs from the cost model's runs the
+ * model's choice K times, then the cost model's K times, and from then on
+ * the one whose calls took the smaller median. Only the file's rank 0 times
+ * a call (from the call's start to the end of its error agreement, so the
+ * slowest rank's time), and only it can reach a verdict; yet every rank must
+ * make the same choice, or the ranks would plan different calls. So:
+ *
+ * - the verdicts (pattern -> state) live in a table of the process, changed
+ *   only by messages that ride in the describe rows: a rank 0 that reached a
+ *   verdict puts it in its row of its next tuned call, and every rank of that
+ *   call applies every row's message, in rank order, after the gather;
+ * - each row also carries the fingerprint of its rank's table before the
+ *   call; a call in which the fingerprints differ (ranks that took part in
+ *   different files: split communicators) ignores the table, every rank
+ *   alike, and the model's choice stands, as without the check;
+ * - rank 0 keeps the times (trials) for itself: a lost message (a call that
+ *   failed) is sent again at the pattern's next timed call.
+ *
+ * Writes are not checked: a write's call time leaves out what it leaves to
+ * the page cache and the flush (session 44: direct writes of column blocks
+ * took 7.6-8.3 ms in the call and 9.5 ms more at close), so timing calls
+ * would take direct writes for the fastest. Asynchronous files plan on
+ * worker threads, in any order: not checked either. */
+#include "engine.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define CHECK_SLOTS 64 /* verdicts and trials a process keeps (the memo's size: engine_tune.c) */
+
+typedef struct {
+    uint64_t key;
+    int      state; /* tagg_tune_check_t */
+} verdict_t;
+
+typedef struct {
+    uint64_t key;
+    int      n[2]; /* [0] the model's choice, [1] the cost model's */
+    double   t[2][TAGG_TUNE_CHECK_MAX];
+} trial_t;
+
+static struct {
+    pthread_mutex_t mu;
+    verdict_t       v[CHECK_SLOTS]; /* a ring: the same messages in the same order, the same table */
+    int             next;
+    uint64_t        fp;             /* XOR of mix(key, state) over the table */
+    verdict_t       pending;        /* this process's verdict for its next tuned call's row (key 0: none) */
+    trial_t         tr[CHECK_SLOTS]; /* this process's times, as a file's rank 0 */
+    int             tnext;
+} check = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t mix(uint64_t key, int state)
+{
+    uint64_t z = key ^ ((uint64_t)(unsigned)state * 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Calls of this file take part in the check (the configuration is the same
+ * on every rank, so every rank answers alike). */
+static int check_on(const tagg_file_t *f, const tagg_engine_t *e)
+{
+    return e->tune && f->cfg.tuning_check > 0 && !f->cfg.async;
+}
+
+static int verdict_find(uint64_t key) /* slot, or -1; check.mu held */
+{
+    for (int i = 0; i < CHECK_SLOTS; i++)
+        if (check.v[i].key == key)
+            return i;
+    return -1;
+}
+
+static void verdict_set(uint64_t key, int state) /* check.mu held */
+{
+    int i = verdict_find(key);
+    if (i < 0)
+        i = check.next, check.next = (check.next + 1) % CHECK_SLOTS;
+    if (check.v[i].key)
+        check.fp ^= mix(check.v[i].key, check.v[i].state);
+    check.v[i].key = key, check.v[i].state = state;
+    check.fp ^= mix(key, state);
+}
+
+void tagg_engine_tune_row(const tagg_file_t *f, const tagg_engine_t *e, tagg_engine_row_t *row)
+{
+    if (!check_on(f, e))
+        return; /* zeros: no message, and a message kept for a call that takes part */
+    pthread_mutex_lock(&check.mu);
+    row->check_fp = check.fp;
+    row->check_key = check.pending.key, row->check_state = (uint32_t)check.pending.state;
+    check.pending.key = 0;
+    pthread_mutex_unlock(&check.mu);
+}
+
+void tagg_engine_check_apply(const tagg_file_t *f, tagg_engine_t *e)
+{
+    e->check_agreed = 0, e->check_arm = 0;
+    if (!check_on(f, e))
+        return;
+    int same = 1;
+    for (int r = 1; r < f->size; r++)
+        same &= e->rows[r].check_fp == e->rows[0].check_fp;
+    e->check_agreed = same;
+    pthread_mutex_lock(&check.mu);
+    for (int r = 0; r < f->size; r++) {
+        uint32_t s = e->rows[r].check_state;
+        if (e->rows[r].check_key && s >= TAGG_TUNE_CHECK_TRY_COST && s <= TAGG_TUNE_CHECK_MODEL)
+            verdict_set(e->rows[r].check_key, (int)s);
+    }
+    pthread_mutex_unlock(&check.mu);
+}
+
+int tagg_engine_check_choose(const tagg_file_t *f, tagg_engine_t *e, uint64_t key, tagg_dir_t dir)
+{
+    e->check_arm = 0;
+    if (!check_on(f, e) || dir != TAGG_READ || !key)
+        return 0;
+    int state = TAGG_TUNE_CHECK_NONE;
+    if (e->check_agreed) { /* else every rank ignores the table alike */
+        pthread_mutex_lock(&check.mu);
+        int i = verdict_find(key);
+        state = i < 0 ? TAGG_TUNE_CHECK_NONE : check.v[i].state;
+        pthread_mutex_unlock(&check.mu);
+    }
+    e->check_key = key;
+    switch (state) {
+    case TAGG_TUNE_CHECK_NONE:
+        e->check_arm = 1; /* the model's choice, timed */
+        return 0;
+    case TAGG_TUNE_CHECK_TRY_COST:
+        e->check_arm = 2, e->tune_trials++; /* the cost model's, timed */
+        return 1;
+    case TAGG_TUNE_CHECK_COST:
+        e->tune_overruled++;
+        return 1;
+    default:
+        return 0; /* the model's, settled */
+    }
+}
+
+void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, int rc)
+{
+    int arm = e->check_arm;
+    e->check_arm = 0;
+    if (!arm || rc < 0 || f->rank != 0)
+        return;
+    double t = MPI_Wtime() - e->rec_t0;
+    pthread_mutex_lock(&check.mu);
+    trial_t *tr = NULL;
+    for (int i = 0; i < CHECK_SLOTS && !tr; i++)
+        if (check.tr[i].key == e->check_key)
+            tr = &check.tr[i];
+    if (!tr) {
+        tr = &check.tr[check.tnext], check.tnext = (check.tnext + 1) % CHECK_SLOTS;
+        memset(tr, 0, sizeof *tr), tr->key = e->check_key;
+    }
+    int a = arm - 1, k = f->cfg.tuning_check;
+    if (tr->n[a] < TAGG_TUNE_CHECK_MAX)
+        tr->t[a][tr->n[a]++] = t;
+    int i = verdict_find(e->check_key), cur = i < 0 ? TAGG_TUNE_CHECK_NONE : check.v[i].state;
+    tagg_tune_check_t next = tagg_tune_check_next((tagg_tune_check_t)cur, tr->t[0], tr->n[0], tr->t[1], tr->n[1], k);
+    int    nm = tr->n[0], nc = tr->n[1];
+    double tm = nm ? tagg_tune_check_median(tr->t[0], nm) : 0, tc = nc ? tagg_tune_check_median(tr->t[1], nc) : 0;
+    if ((int)next != cur)
+        check.pending.key = e->check_key, check.pending.state = (int)next;
+    pthread_mutex_unlock(&check.mu);
+    if ((int)next != cur && (next == TAGG_TUNE_CHECK_COST || next == TAGG_TUNE_CHECK_MODEL) && f->cfg.verbose >= 2) {
+        printf("tagg: tuning check: the cost model's choice read in %.6fs, the model's in %.6fs (medians of %d and "
+               "%d calls): %s for this pattern from now on\n",
+               tc, tm, nc, nm, next == TAGG_TUNE_CHECK_COST ? "the cost model's choice" : "the model's choice");
+        fflush(stdout);
+    }
+}

@@ -519,8 +519,10 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         return 0;
     double margin = tagg_tune_margin(e->tune);
     /* the cost model's own choice for this call (the plan is pure: every
-     * rank computes the same), for the margin and the measured check */
-    int planned = (margin > 0 || (dir == TAGG_READ && f->cfg.tuning_check > 0)) && planned_settings(f, e, in, x0) == 0;
+     * rank computes the same), for the margin and, for every read whatever
+     * this file's tuning_check (the memo serves files with and without it),
+     * for the measured check */
+    int planned = (margin > 0 || dir == TAGG_READ) && planned_settings(f, e, in, x0) == 0;
     if (margin > 0) {
         /* predicted by the model: a predicted gain within the model's error
          * does not override it */

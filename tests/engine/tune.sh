@@ -154,6 +154,20 @@ run "measured check off (tuning_check=0): every read as the model says" "tuning 
   "tuning=$work/chk.tune;tuning_check=0" --kernel array1d --dist uniform --size 256K --reps 3
 reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')
 [ "$reads" = "0:4096 0:4096 0:4096" ] && ! grep -q "tuning check" out.txt && ok "  ... reads $reads" || bad "  ... reads '$reads'"
+# the memo serves files with and without the check: a file with tuning_check=0 that meets a read pattern
+# first must not keep a later checked file's reads of it from being checked (each repetition runs two
+# unchecked files first: the first one's read makes the buffers, another pattern; the second meets the
+# checked file's pattern before it; until the fix the memo then said "same choice", never checked)
+rm -f recu.jsonl recc.jsonl
+HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 5 --rotate 0 --dir "$work" \
+  --variants unchk,unchk2,chk --extra-tagg "unchk=record=$work/recu.jsonl;tuning=$work/chk.tune;tuning_check=0" \
+  --extra-tagg "unchk2=record=$work/recu.jsonl;tuning=$work/chk.tune;tuning_check=0" \
+  --extra-tagg "chk=record=$work/recc.jsonl;tuning=$work/chk.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K > out.txt 2>&1
+rc=$?
+ru=$(grep '"op":"read"' recu.jsonl | grep -c '"direct":0,"aggregators":1,"buffer_size":4096')
+rc3=$(grep '"op":"read"' recc.jsonl | tail -3 | grep -c '"direct":1')
+[ $rc = 0 ] && [ "$ru" = 10 ] && [ "$rc3" = 3 ] && ok "unchecked files first, a checked one after: the checked file's last reads direct ($rc3 of 3), the unchecked's as the model says ($ru of 10)" \
+  || bad "unchecked then checked: exit $rc, unchecked reads by the model $ru (want 10), checked last reads direct $rc3 (want 3)"
 run "model picks 1 aggregator" "domains=1 " "tuning=$work/a1.tune;aggregate=always" --kernel s3d --grid 32 32 32
 run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=always" --kernel s3d --grid 32 32 32
 # one process opens the file several times (write, read): the model is parsed once, then reused

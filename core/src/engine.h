@@ -167,7 +167,7 @@ struct tagg_engine_row {
                                   (tune.h: resident), TAGG_RESIDENT_UNKNOWN when it cannot tell */
     uint64_t        flight;    /* bytes of it there that readahead was still reading (tune.h: in_flight) */
     uint64_t        ahead;     /* where flight > 0, bytes in flight in the window after the request (flight_ahead) */
-    uint64_t        check_fp;  /* tuning_check: fingerprint of the rank's verdicts before this call (engine_tune.c) */
+    uint64_t        check_fp;  /* tuning_check: fingerprint of the rank's verdicts before this call (engine_check.c) */
     uint64_t        check_key; /* a verdict this rank reached as a file's rank 0, for every rank to take; 0: none */
     uint32_t        check_state; /* its state (tagg_tune_check_t) */
     uint32_t        check_pad;
@@ -191,7 +191,7 @@ void tagg_engine_tune_note(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir);
  * measured check in its row (the fingerprint of its verdicts, a verdict it
  * reached to pass on). Nothing without tuning= and tuning_check, or in
  * asynchronous mode. */
-void tagg_engine_tune_row(const tagg_file_t *f, const tagg_engine_t *e, struct tagg_engine_row *row);
+void tagg_engine_check_row(const tagg_file_t *f, const tagg_engine_t *e, struct tagg_engine_row *row);
 /* engine_tune.c. Local, before the call touches the file: how much of this
  * rank's request x the page cache holds (e->my_resident) and holds but is
  * still reading (e->my_flight), for its describe row; TAGG_RESIDENT_UNKNOWN

@@ -87,7 +87,7 @@ static void verdict_set(uint64_t key, int state) /* check.mu held */
     check.fp ^= mix(key, state);
 }
 
-void tagg_engine_tune_row(const tagg_file_t *f, const tagg_engine_t *e, tagg_engine_row_t *row)
+void tagg_engine_check_row(const tagg_file_t *f, const tagg_engine_t *e, tagg_engine_row_t *row)
 {
     if (!check_on(f, e))
         return; /* zeros: no message, and a message kept for a call that takes part */
@@ -165,12 +165,13 @@ void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, int rc)
         tr->t[a][tr->n[a]++] = t;
     int i = verdict_find(e->check_key), cur = i < 0 ? TAGG_TUNE_CHECK_NONE : check.v[i].state;
     tagg_tune_check_t next = tagg_tune_check_next((tagg_tune_check_t)cur, tr->t[0], tr->n[0], tr->t[1], tr->n[1], k);
-    int    nm = tr->n[0], nc = tr->n[1];
-    double tm = nm ? tagg_tune_check_median(tr->t[0], nm) : 0, tc = nc ? tagg_tune_check_median(tr->t[1], nc) : 0;
+    int say = (int)next != cur && (next == TAGG_TUNE_CHECK_COST || next == TAGG_TUNE_CHECK_MODEL) && f->cfg.verbose >= 2;
+    int    nm = tr->n[0], nc = tr->n[1]; /* the medians only for the verbose line */
+    double tm = say && nm ? tagg_tune_check_median(tr->t[0], nm) : 0, tc = say && nc ? tagg_tune_check_median(tr->t[1], nc) : 0;
     if ((int)next != cur)
         check.pending.key = e->check_key, check.pending.state = (int)next;
     pthread_mutex_unlock(&check.mu);
-    if ((int)next != cur && (next == TAGG_TUNE_CHECK_COST || next == TAGG_TUNE_CHECK_MODEL) && f->cfg.verbose >= 2) {
+    if (say) {
         printf("tagg: tuning check: the cost model's choice read in %.6fs, the model's in %.6fs (medians of %d and "
                "%d calls): %s for this pattern from now on\n",
                tc, tm, nc, nm, next == TAGG_TUNE_CHECK_COST ? "the cost model's choice" : "the model's choice");

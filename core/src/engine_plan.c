@@ -83,7 +83,7 @@ int tagg_engine_describe(tagg_file_t *f, tagg_engine_t *e, const tagg_extents_t 
         mine.fs_kind |= TAGG_FS_DIO;
     mine.end = f->written_end > f->eof ? f->written_end : f->eof;
     mine.resident = e->my_resident, mine.flight = e->my_flight, mine.ahead = e->my_ahead;
-    tagg_engine_tune_row(f, e, &mine); /* the measured check's fingerprint and message */
+    tagg_engine_check_row(f, e, &mine); /* the measured check's fingerprint and message */
     /* the machine row only while the file has no resources (its first calls) */
     int          with_machine = e->res == NULL;
     int          n            = with_machine ? (int)sizeof mine : (int)offsetof(tagg_engine_row_t, machine);

@@ -481,14 +481,13 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         m0.forced |= forced[v] ? 1u << v : 0u;
     if (!tagg_tune_uses(e->tune, TAGG_TV_RESIDENT)) /* a state the model ignores makes no new pattern */
         m0.x[TAGG_TV_RESIDENT] = 0;
-    uint64_t key = check_key_of(&m0);
     if (memo_find(memo)) { /* as an earlier call of the same pattern and model decided */
         if (memo->kept) {
             e->tune_kept++;
             e->tune_outside += memo->kept == 2;
             return 0;
         }
-        if (memo->differs && tagg_engine_check_choose(f, e, key, dir))
+        if (memo->differs && tagg_engine_check_choose(f, e, check_key_of(memo), dir))
             return 0; /* the cost model's choice: timed against the model's, or timed faster */
         in->mode = (tagg_aggregate_t)memo->mode, in->naggr = memo->naggr, in->throttle = memo->throttle;
         in->bufsize = memo->bufsize;
@@ -547,7 +546,7 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
     memo->kept = 0, memo->mode = (int)in->mode, memo->naggr = in->naggr, memo->throttle = in->throttle;
     memo->bufsize = in->bufsize, memo->pred = t, memo->differs = planned && !same_run(x, x0);
     memo_keep(memo);
-    if (memo->differs && tagg_engine_check_choose(f, e, key, dir)) {
+    if (memo->differs && tagg_engine_check_choose(f, e, check_key_of(memo), dir)) {
         *in = cost; /* the cost model's choice (a verdict kept after the memo gave this pattern up, or a trial) */
         if (f->cfg.verbose >= 2 && f->rank == 0) {
             printf("tagg: tuning check runs the cost model's choice (direct=%d aggregators=%d) instead of the "

@@ -138,13 +138,19 @@ static void readahead_in_flight(void **state)
         fail_msg("no byte in flight right after a drop and a readahead of %llu bytes, in 3 rounds",
                  (unsigned long long)BIG);
     /* all read: all resident, none in flight, and (where that can be told)
-     * all readable without waiting */
+     * all readable without waiting. The kernel may reclaim a few pages
+     * between the read and the count (seen once in CI: 3 pages short), so
+     * a short count is read again, at most 3 times; a count that never
+     * reaches the whole file still fails. */
     char *buf = malloc(BIG);
     assert_non_null(buf);
-    assert_int_equal(pread(fd, buf, BIG, 0), (ssize_t)BIG);
-    free(buf);
     uint64_t b = 0;
-    assert_int_equal(tagg_pagecache_state(fd, 0, BIG, &b, &f), 0);
+    for (int tries = 0; tries < 3 && b != BIG; tries++) {
+        assert_int_equal(pread(fd, buf, BIG, 0), (ssize_t)BIG);
+        assert_int_equal(tagg_pagecache_state(fd, 0, BIG, &b, &f), 0);
+        assert_true(b <= BIG);
+    }
+    free(buf);
     assert_int_equal(b, BIG);
     assert_int_equal(f, 0);
     if (checkable)

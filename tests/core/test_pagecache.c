@@ -139,9 +139,9 @@ static void readahead_in_flight(void **state)
                  (unsigned long long)BIG);
     /* all read: all resident, none in flight, and (where that can be told)
      * all readable without waiting. The kernel may reclaim a few pages
-     * between the read and the count (seen once in CI: 3 pages short), so
-     * a short count is read again, at most 3 times; a count that never
-     * reaches the whole file still fails. */
+     * between the read and the count (seen once in a fresh-clone .ci/run:
+     * 3 pages short), so a short count is read again, at most 3 times; a
+     * count that never reaches the whole file still fails. */
     char *buf = malloc(BIG);
     assert_non_null(buf);
     uint64_t b = 0;

@@ -271,11 +271,14 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "model was recorded on (format 6's domain; README: Self-tuning); keys set by the user stay as "    \
       "set; empty = the cost model alone decides")                                                       \
     X(tuning_check, INT, int, TAGG_ENV_TUNING_CHECK, "3", 0, 16, NULL,                                    \
-      "with tuning=: a read pattern whose model choice differs from the cost model's runs the model's "  \
-      "choice this many times, then the cost model's as many, each timed, and keeps the one of the "     \
-      "smaller median for the process's later calls of that pattern (README: Self-tuning, the measured " \
-      "check). Writes are not checked: a write's call time leaves out what it leaves to the flush. "    \
-      "0 = the model's choice stands unmeasured; not in asynchronous mode")
+      "with tuning=: a read pattern runs its choice (the model's, or the cost model's where the margin " \
+      "keeps it) this many times, then a rival as many, each timed, and keeps the one of the smaller "  \
+      "median for the process's later calls of that pattern. The rival: the other of the two where "    \
+      "they differ, else the model's best setting of the other kind (direct or aggregated) if it is "    \
+      "predicted within 1.5 times the choice's time; no rival, no trial (README: Self-tuning, the "     \
+      "measured check). Writes are not checked: a write's call time leaves out what it leaves to the "  \
+      "flush. "                                                                                          \
+      "0 = the choice stands unmeasured; not in asynchronous mode")
 
 extern const char *const tagg_backend_names[];
 extern const char *const tagg_strategy_names[];

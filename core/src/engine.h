@@ -86,10 +86,11 @@ typedef struct tagg_engine {
     uint64_t           tune_outside;  /* of those, calls whose pattern lies outside the model's recorded domain */
     int                tune_cached;   /* tune belongs to the process's model cache (engine_tune.c) */
     double             tune_pred;     /* the last choice's predicted seconds */
-    uint64_t           tune_trials;   /* calls that ran the cost model's choice to time it (tuning_check) */
-    uint64_t           tune_overruled; /* calls that ran it because it was timed faster than the model's */
+    uint64_t           tune_trials;   /* calls that ran a pattern's rival to time it (tuning_check, tune.h) */
+    uint64_t           tune_overruled; /* calls that ran it because it was timed faster than the choice */
     int                check_agreed;  /* this call: every row carried the same check fingerprint */
-    int                check_arm;     /* the call under way runs a checked choice: 0 no, 1 the model's, 2 the cost model's */
+    int                check_arm;     /* the call under way is timed: 0 no, 1 it runs the choice, 2 the rival */
+    const char        *check_names[2]; /* the choice's and the rival's names, for the verbose lines */
     uint64_t           check_key;     /* its pattern (engine_tune.c check_key_of) */
     int                record_warned; /* a record could not be appended (warned once) */
     int                rec_fd;        /* record= file, open from the first record to the file's close (-1: not open) */
@@ -225,16 +226,19 @@ void tagg_engine_record_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, i
  * whether the rows' check fingerprints agree (e->check_agreed), and every
  * row's verdict message taken into the process's table. */
 void tagg_engine_check_apply(const tagg_file_t *f, tagg_engine_t *e);
-/* engine_check.c. Local, the same on every rank: for a call whose model
- * choice differs from the cost model's (key: its pattern, tagg_engine_tune),
- * 1 when the call is to run the cost model's choice (a timed trial, or the
- * verdict), 0 for the model's; notes which one the call times. */
+/* engine_check.c. Local, the same on every rank: for a read whose pattern
+ * has a rival (key: its pattern, tagg_engine_tune), 1 when the call is to run
+ * the rival (a timed trial, or the verdict), 0 for the choice; notes which one
+ * the call times. */
 int tagg_engine_check_choose(const tagg_file_t *f, tagg_engine_t *e, uint64_t key, tagg_dir_t dir);
 /* engine_check.c. After the call's error agreement, on the file's rank 0: the
  * call's time for the measured check when it ran a checked choice (rc < 0:
  * nothing), and the verdict it leads to, passed on in this process's next
  * describe row. */
 void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, int rc);
+/* engine_check.c. Whether this file's reads take part in the check (its
+ * configuration: the same on every rank). */
+int tagg_engine_check_reads(const tagg_file_t *f);
 /* engine_tune.c. Local, at open: the file system's kind as the records and
  * the plan see it. */
 int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e);

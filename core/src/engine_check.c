@@ -1,8 +1,9 @@
 /* The measured check of a tuning model's read choices (tuning_check=K,
  * tune.h "the measured check"): the model proposes, the clock disposes.
  *
- * A read pattern whose model choice differs from the cost model's runs the
- * model's choice K times, then the cost model's K times, and from then on
+ * A read pattern with a rival (tune.h: the model's choice and the cost
+ * model's where they differ, or the model's best of the other kind where they
+ * agree) runs its choice K times, then the rival K times, and from then on
  * the one whose calls took the smaller median. Only the file's rank 0 times
  * a call (from the call's start to the end of its error agreement, so the
  * slowest rank's time), and only it can reach a verdict; yet every rank must
@@ -15,7 +16,7 @@
  * - each row also carries the fingerprint of its rank's table before the
  *   call; a call in which the fingerprints differ (ranks that took part in
  *   different files: split communicators) ignores the table, every rank
- *   alike, and the model's choice stands, as without the check;
+ *   alike, and the choice stands, as without the check;
  * - rank 0 keeps the times (trials) for itself: a lost message (a call that
  *   failed) is sent again at the pattern's next timed call.
  *
@@ -39,7 +40,7 @@ typedef struct {
 
 typedef struct {
     uint64_t key;
-    int      n[2]; /* [0] the model's choice, [1] the cost model's */
+    int      n[2]; /* [0] the choice, [1] the rival */
     double   t[2][TAGG_TUNE_CHECK_MAX];
 } trial_t;
 
@@ -65,7 +66,12 @@ static uint64_t mix(uint64_t key, int state)
  * on every rank, so every rank answers alike). */
 static int check_on(const tagg_file_t *f, const tagg_engine_t *e)
 {
-    return e->tune && f->cfg.tuning_check > 0 && !f->cfg.async;
+    return e->tune && tagg_engine_check_reads(f);
+}
+
+int tagg_engine_check_reads(const tagg_file_t *f)
+{
+    return f->cfg.tuning_check > 0 && !f->cfg.async;
 }
 
 static int verdict_find(uint64_t key) /* slot, or -1; check.mu held */
@@ -110,7 +116,7 @@ void tagg_engine_check_apply(const tagg_file_t *f, tagg_engine_t *e)
     pthread_mutex_lock(&check.mu);
     for (int r = 0; r < f->size; r++) {
         uint32_t s = e->rows[r].check_state;
-        if (e->rows[r].check_key && s >= TAGG_TUNE_CHECK_TRY_COST && s <= TAGG_TUNE_CHECK_MODEL)
+        if (e->rows[r].check_key && s >= TAGG_TUNE_CHECK_TRY_RIVAL && s <= TAGG_TUNE_CHECK_CHOICE)
             verdict_set(e->rows[r].check_key, (int)s);
     }
     pthread_mutex_unlock(&check.mu);
@@ -131,16 +137,16 @@ int tagg_engine_check_choose(const tagg_file_t *f, tagg_engine_t *e, uint64_t ke
     e->check_key = key;
     switch (state) {
     case TAGG_TUNE_CHECK_NONE:
-        e->check_arm = 1; /* the model's choice, timed */
+        e->check_arm = 1; /* the choice, timed */
         return 0;
-    case TAGG_TUNE_CHECK_TRY_COST:
-        e->check_arm = 2, e->tune_trials++; /* the cost model's, timed */
+    case TAGG_TUNE_CHECK_TRY_RIVAL:
+        e->check_arm = 2, e->tune_trials++; /* the rival, timed */
         return 1;
-    case TAGG_TUNE_CHECK_COST:
+    case TAGG_TUNE_CHECK_RIVAL:
         e->tune_overruled++;
         return 1;
     default:
-        return 0; /* the model's, settled */
+        return 0; /* the choice, settled */
     }
 }
 
@@ -165,16 +171,17 @@ void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, int rc)
         tr->t[a][tr->n[a]++] = t;
     int i = verdict_find(e->check_key), cur = i < 0 ? TAGG_TUNE_CHECK_NONE : check.v[i].state;
     tagg_tune_check_t next = tagg_tune_check_next((tagg_tune_check_t)cur, tr->t[0], tr->n[0], tr->t[1], tr->n[1], k);
-    int say = (int)next != cur && (next == TAGG_TUNE_CHECK_COST || next == TAGG_TUNE_CHECK_MODEL) && f->cfg.verbose >= 2;
-    int    nm = tr->n[0], nc = tr->n[1]; /* the medians only for the verbose line */
-    double tm = say && nm ? tagg_tune_check_median(tr->t[0], nm) : 0, tc = say && nc ? tagg_tune_check_median(tr->t[1], nc) : 0;
+    int say = (int)next != cur && (next == TAGG_TUNE_CHECK_RIVAL || next == TAGG_TUNE_CHECK_CHOICE) && f->cfg.verbose >= 2;
+    int    nc = tr->n[0], nr = tr->n[1]; /* the medians only for the verbose line */
+    double tc = say && nc ? tagg_tune_check_median(tr->t[0], nc) : 0, trv = say && nr ? tagg_tune_check_median(tr->t[1], nr) : 0;
     if ((int)next != cur)
         check.pending.key = e->check_key, check.pending.state = (int)next;
     pthread_mutex_unlock(&check.mu);
     if (say) {
-        printf("tagg: tuning check: the cost model's choice read in %.6fs, the model's in %.6fs (medians of %d and "
-               "%d calls): %s for this pattern from now on\n",
-               tc, tm, nc, nm, next == TAGG_TUNE_CHECK_COST ? "the cost model's choice" : "the model's choice");
+        const char *cn = e->check_names[0] ? e->check_names[0] : "the choice";
+        const char *rn = e->check_names[1] ? e->check_names[1] : "the rival";
+        printf("tagg: tuning check: %s read in %.6fs, %s in %.6fs (medians of %d and %d calls): %s for this "
+               "pattern from now on\n", rn, trv, cn, tc, nr, nc, next == TAGG_TUNE_CHECK_RIVAL ? rn : cn);
         fflush(stdout);
     }
 }

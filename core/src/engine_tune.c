@@ -334,17 +334,27 @@ void tagg_engine_tune_close(tagg_engine_t *e)
  * computes from the same gathered rows, so a hit and a miss decide alike and
  * ranks need not hold the same entries. Asynchronous files plan on worker
  * threads: a mutex. */
+/* A call's settings as the memo keeps them: the cost model's (the call's
+ * input as the configuration gave it, cost = 1), or the ones a model's choice
+ * sets. */
+struct tune_setting {
+    int      cost;
+    int      mode, naggr, throttle;
+    uint64_t bufsize;
+    double   pred; /* the model's predicted seconds for it */
+};
+
 struct tagg_tune_memo {
     uint64_t sum;               /* the model's checksum (0: empty entry) */
     double   x[TAGG_TV_COUNT_]; /* the call: pattern and starting settings */
     unsigned forced;            /* which settings the call could not change (bit per variable): an
                                    aggregate=always file and an auto one start from the same x */
-    int      kept;              /* 1: the cost model's choice stood (2: the pattern outside the model's domain) */
-    int      differs;           /* the model's choice is not the cost model's as the plan runs them (the
-                                   measured check times the two: engine_check.c) */
-    int      mode, naggr, throttle;
-    uint64_t bufsize;
-    double   pred;              /* the choice's predicted seconds */
+    int      kept;              /* 1: the cost model's choice stands (the margin), 2: the pattern is
+                                   outside the model's domain; 0: the model's choice */
+    struct tune_setting choice; /* what runs without the measured check */
+    int      has_rival;         /* a read's rival for the measured check (tune.h; engine_check.c) */
+    struct tune_setting rival;
+    const char *choice_name, *rival_name; /* for the check's verbose lines */
 };
 _Static_assert(TAGG_TV_COUNT_ <= 32, "a memo's forced settings: one bit each in an unsigned");
 #define TUNE_MEMO 64
@@ -445,6 +455,52 @@ static int realize_plan(void *ctx, double x[TAGG_TV_COUNT_])
     return planned_settings(c->f, c->e, &in, x);
 }
 
+/* The settings a realized choice x sets in the call's input (apply_choice),
+ * as the memo keeps them. */
+static struct tune_setting setting_of(const tagg_call_in_t *in, const double x[TAGG_TV_COUNT_],
+                                      const int forced[TAGG_TV_COUNT_], uint64_t limit, double pred)
+{
+    tagg_call_in_t c = *in;
+    apply_choice(&c, x, forced, limit);
+    return (struct tune_setting){.mode = (int)c.mode, .naggr = c.naggr, .throttle = c.throttle,
+                                 .bufsize = c.bufsize, .pred = pred};
+}
+
+static void setting_apply(tagg_call_in_t *in, const struct tune_setting *s)
+{
+    if (s->cost)
+        return; /* the configuration's input: the cost model decides */
+    in->mode = (tagg_aggregate_t)s->mode, in->naggr = s->naggr, in->throttle = s->throttle;
+    in->bufsize = s->bufsize;
+}
+
+/* The measured check's rival of the other kind (tune.h): the model's best
+ * realized setting that is direct where `choice_direct` is not, and the
+ * reverse, if its predicted time is at most TAGG_TUNE_RIVAL_BAND times
+ * `t_choice`; 0 when there is none (the user forced the kind, the plan cannot
+ * run the other kind, or the model predicts it far slower). */
+static int rival_other(const tagg_file_t *f, const tagg_engine_t *e, const tagg_call_in_t *in,
+                       const double start[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_],
+                       const double upper[TAGG_TV_COUNT_], int choice_direct, double t_choice,
+                       struct tune_setting *out)
+{
+    if (forced[TAGG_TV_DIRECT] || !(t_choice > 0))
+        return 0;
+    double         x[TAGG_TV_COUNT_];
+    int            fr[TAGG_TV_COUNT_];
+    tagg_call_in_t other = *in;
+    memcpy(x, start, sizeof x);
+    memcpy(fr, forced, sizeof fr);
+    x[TAGG_TV_DIRECT] = !choice_direct, fr[TAGG_TV_DIRECT] = 1; /* the kind stays as set here */
+    other.mode        = choice_direct ? TAGG_AGGREGATE_ALWAYS : TAGG_AGGREGATE_NEVER;
+    struct realize_ctx rc = {&other, fr, e, f};
+    double             t  = tagg_tune_choose_realized(e->tune, x, fr, upper, realize_plan, &rc);
+    if (t < 0 || (x[TAGG_TV_DIRECT] >= 0.5) == (choice_direct != 0) || !(t <= TAGG_TUNE_RIVAL_BAND * t_choice))
+        return 0;
+    *out = setting_of(&other, x, fr, e->bufsize, t);
+    return 1;
+}
+
 int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_dir_t dir)
 {
     /* every rank checks every row, so a difference fails every rank alike */
@@ -481,25 +537,11 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         m0.forced |= forced[v] ? 1u << v : 0u;
     if (!tagg_tune_uses(e->tune, TAGG_TV_RESIDENT)) /* a state the model ignores makes no new pattern */
         m0.x[TAGG_TV_RESIDENT] = 0;
-    if (memo_find(memo)) { /* as an earlier call of the same pattern and model decided */
-        if (memo->kept) {
-            e->tune_kept++;
-            e->tune_outside += memo->kept == 2;
-            return 0;
-        }
-        if (memo->differs && tagg_engine_check_choose(f, e, check_key_of(memo), dir))
-            return 0; /* the cost model's choice: timed against the model's, or timed faster */
-        in->mode = (tagg_aggregate_t)memo->mode, in->naggr = memo->naggr, in->throttle = memo->throttle;
-        in->bufsize = memo->bufsize;
-        e->tune_pred = memo->pred;
-        e->tune_calls++;
-        return 0;
-    }
-    if (!tagg_tune_inside(e->tune, x)) {
+    int fresh = !memo_find(memo); /* else as an earlier call of the same pattern and model decided */
+    if (fresh && !tagg_tune_inside(e->tune, x)) {
         /* a pattern the records did not cover: trees do not extrapolate, the
-         * cost model decides (tune.h 'domain') */
-        e->tune_kept++, e->tune_outside++;
-        memo->kept = 2;
+         * cost model decides (tune.h 'domain'), unchecked */
+        memo->kept = 2, memo->choice.cost = 1;
         memo_keep(memo);
         if (f->cfg.verbose >= 2 && f->rank == 0) {
             printf("tagg: tuning model kept the cost model's choice: the call's pattern is outside the model's "
@@ -508,62 +550,77 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
                    x[TAGG_TV_BYTES_PER_RANK], x[TAGG_TV_PIECES_PER_RANK]);
             fflush(stdout);
         }
-        return 0;
+        fresh = 0;
     }
-    double x0[TAGG_TV_COUNT_];
-    memcpy(x0, x, sizeof x0);
-    struct realize_ctx rc = {in, forced, e, f};
-    double t = tagg_tune_choose_realized(e->tune, x, forced, upper, realize_plan, &rc);
-    if (t < 0)
-        return 0;
-    double margin = tagg_tune_margin(e->tune);
-    /* the cost model's own choice for this call (the plan is pure: every
-     * rank computes the same), for the margin and, for every read whatever
-     * this file's tuning_check (the memo serves files with and without it),
-     * for the measured check */
-    int planned = (margin > 0 || dir == TAGG_READ) && planned_settings(f, e, in, x0) == 0;
-    if (margin > 0) {
-        /* predicted by the model: a predicted gain within the model's error
-         * does not override it */
-        double t0 = planned ? tagg_tune_predict(e->tune, x0, NULL) : 0;
-        if (!planned || !(t < (1 - margin) * t0)) {
-            e->tune_kept++;
-            memo->kept = 1;
-            memo_keep(memo);
-            if (f->cfg.verbose >= 2 && f->rank == 0) {
-                printf("tagg: tuning model kept the cost model's choice (predicted %.6fs for direct=%d aggregators=%d "
-                       "throttle=%d buffer_size=%.0f against %.6fs for its own; margin %.2f)\n",
-                       t0, (int)x0[TAGG_TV_DIRECT], (int)x0[TAGG_TV_AGGREGATORS], (int)x0[TAGG_TV_THROTTLE],
-                       x0[TAGG_TV_BUFFER_SIZE], t, margin);
-                fflush(stdout);
-            }
-            return 0;
+    if (fresh) {
+        double start[TAGG_TV_COUNT_], x0[TAGG_TV_COUNT_];
+        memcpy(start, x, sizeof start);
+        memcpy(x0, x, sizeof x0);
+        struct realize_ctx rc = {in, forced, e, f};
+        double t = tagg_tune_choose_realized(e->tune, x, forced, upper, realize_plan, &rc);
+        if (t < 0)
+            return 0; /* no candidate the plan runs: the cost model, not remembered */
+        double margin = tagg_tune_margin(e->tune);
+        /* the cost model's own choice for this call (the plan is pure: every
+         * rank computes the same), for the margin and, for every read whatever
+         * this file's tuning_check (the memo serves files with and without it),
+         * for the measured check */
+        int    planned = (margin > 0 || dir == TAGG_READ) && planned_settings(f, e, in, x0) == 0;
+        double t0      = planned ? tagg_tune_predict(e->tune, x0, NULL) : 0;
+        struct tune_setting model = setting_of(in, x, forced, e->bufsize, t);
+        struct tune_setting cost  = {.cost = 1, .pred = t0};
+        int differs = planned && !same_run(x, x0);
+        /* a predicted gain within the model's error does not override the cost model */
+        memo->kept   = margin > 0 && (!planned || !(t < (1 - margin) * t0));
+        memo->choice = memo->kept ? cost : model;
+        memo->choice_name = memo->kept ? "the cost model's choice" : "the model's choice";
+        if (dir == TAGG_READ && planned) { /* the measured check's rival (tune.h) */
+            memo->has_rival = 1;
+            if (differs)
+                memo->rival = memo->kept ? model : cost;
+            else
+                memo->has_rival = rival_other(f, e, in, start, forced, upper, x0[TAGG_TV_DIRECT] >= 0.5,
+                                              memo->choice.pred, &memo->rival);
+            memo->rival_name = differs ? (memo->kept ? "the model's choice" : "the cost model's choice")
+                             : memo->rival.mode == TAGG_AGGREGATE_NEVER ? "the model's direct rival"
+                                                                        : "the model's aggregated rival";
         }
-    }
-    /* x holds the choice as the plan carries it out (realize_plan) */
-    tagg_call_in_t cost = *in;
-    apply_choice(in, x, forced, e->bufsize);
-    memo->kept = 0, memo->mode = (int)in->mode, memo->naggr = in->naggr, memo->throttle = in->throttle;
-    memo->bufsize = in->bufsize, memo->pred = t, memo->differs = planned && !same_run(x, x0);
-    memo_keep(memo);
-    if (memo->differs && tagg_engine_check_choose(f, e, check_key_of(memo), dir)) {
-        *in = cost; /* the cost model's choice (a verdict kept after the memo gave this pattern up, or a trial) */
+        memo_keep(memo);
         if (f->cfg.verbose >= 2 && f->rank == 0) {
-            printf("tagg: tuning check runs the cost model's choice (direct=%d aggregators=%d) instead of the "
-                   "model's (direct=%d aggregators=%d, predicted %.6fs)\n",
-                   (int)x0[TAGG_TV_DIRECT], (int)x0[TAGG_TV_AGGREGATORS], (int)x[TAGG_TV_DIRECT],
-                   (int)x[TAGG_TV_AGGREGATORS], t);
+            char rv[160] = "";
+            if (memo->has_rival && tagg_engine_check_reads(f))
+                snprintf(rv, sizeof rv, "; measured against %s, direct=%d aggregators=%d throttle=%d buffer_size=%llu "
+                         "(predicted %.6fs)", memo->rival_name, memo->rival.cost ? (int)x0[TAGG_TV_DIRECT]
+                         : memo->rival.mode == TAGG_AGGREGATE_NEVER, memo->rival.cost ? (int)x0[TAGG_TV_AGGREGATORS]
+                         : memo->rival.naggr, memo->rival.cost ? (int)x0[TAGG_TV_THROTTLE] : memo->rival.throttle,
+                         memo->rival.cost ? (unsigned long long)x0[TAGG_TV_BUFFER_SIZE]
+                                          : (unsigned long long)memo->rival.bufsize, memo->rival.pred);
+            if (memo->kept)
+                printf("tagg: tuning model kept the cost model's choice (predicted %.6fs for direct=%d aggregators=%d "
+                       "throttle=%d buffer_size=%.0f against %.6fs for its own; margin %.2f)%s\n",
+                       t0, (int)x0[TAGG_TV_DIRECT], (int)x0[TAGG_TV_AGGREGATORS], (int)x0[TAGG_TV_THROTTLE],
+                       x0[TAGG_TV_BUFFER_SIZE], t, margin, rv);
+            else
+                printf("tagg: tuning model chose direct=%d aggregators=%d throttle=%d buffer_size=%llu (predicted "
+                       "%.6fs)%s\n", model.mode == TAGG_AGGREGATE_NEVER, model.naggr, model.throttle,
+                       (unsigned long long)model.bufsize, t, rv);
             fflush(stdout);
         }
-        return 0;
     }
-    e->tune_pred = t;
-    e->tune_calls++;
-    if (f->cfg.verbose >= 2 && f->rank == 0) {
-        printf("tagg: tuning model chose direct=%d aggregators=%d throttle=%d buffer_size=%llu (predicted %.6fs)\n",
-               in->mode == TAGG_AGGREGATE_NEVER, in->naggr, in->throttle, (unsigned long long)in->bufsize, t);
-        fflush(stdout);
+    const struct tune_setting *run = &memo->choice;
+    if (memo->has_rival) {
+        e->check_names[0] = memo->choice_name, e->check_names[1] = memo->rival_name;
+        if (tagg_engine_check_choose(f, e, check_key_of(memo), dir))
+            run = &memo->rival; /* timed against the choice, or timed faster (counted there) */
     }
+    setting_apply(in, run);
+    if (run == &memo->choice) {
+        if (memo->kept)
+            e->tune_kept++, e->tune_outside += memo->kept == 2;
+        else
+            e->tune_calls++;
+    }
+    e->tune_pred = run->pred;
     return 0;
 }
 

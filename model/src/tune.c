@@ -952,18 +952,18 @@ double tagg_tune_check_median(const double *v, int n)
     return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-tagg_tune_check_t tagg_tune_check_next(tagg_tune_check_t state, const double *model, int nm, const double *cost,
-                                       int nc, int k)
+tagg_tune_check_t tagg_tune_check_next(tagg_tune_check_t state, const double *choice, int nc, const double *rival,
+                                       int nr, int k)
 {
-    if (state == TAGG_TUNE_CHECK_COST || state == TAGG_TUNE_CHECK_MODEL || k < 1)
+    if (state == TAGG_TUNE_CHECK_RIVAL || state == TAGG_TUNE_CHECK_CHOICE || k < 1)
         return state;
-    if (state == TAGG_TUNE_CHECK_TRY_COST && nc >= k) {
-        if (nm < 1)
-            return TAGG_TUNE_CHECK_MODEL;
-        return tagg_tune_check_median(cost, nc) < tagg_tune_check_median(model, nm) ? TAGG_TUNE_CHECK_COST
-                                                                                  : TAGG_TUNE_CHECK_MODEL;
+    if (state == TAGG_TUNE_CHECK_TRY_RIVAL && nr >= k) {
+        if (nc < 1)
+            return TAGG_TUNE_CHECK_CHOICE;
+        return tagg_tune_check_median(rival, nr) < tagg_tune_check_median(choice, nc) ? TAGG_TUNE_CHECK_RIVAL
+                                                                                     : TAGG_TUNE_CHECK_CHOICE;
     }
-    if (state == TAGG_TUNE_CHECK_NONE && nm >= k)
-        return TAGG_TUNE_CHECK_TRY_COST;
+    if (state == TAGG_TUNE_CHECK_NONE && nc >= k)
+        return TAGG_TUNE_CHECK_TRY_RIVAL;
     return state;
 }

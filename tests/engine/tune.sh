@@ -91,7 +91,8 @@ grep -q 'aggr_write_calls=0' sum.txt && grep -q 'tuned_calls=0 tuning_kept=[1-9]
 # a call of the pattern the last call had takes the last decision without evaluating again:
 # HACC's 9 variables (3 sizes) in one file, the model consulted at most once per size and direction,
 # and once more for the process's first call (setup=2: it makes the engine's resources)
-run "margin 0.5, HACC's 9 variables" "tuning model kept the cost model's choice" "tuning=$work/agg-m50.tune" \
+# (the measured check off: a read pattern's rival, timed on its fourth call, would make a fifth pattern)
+run "margin 0.5, HACC's 9 variables" "tuning model kept the cost model's choice" "tuning=$work/agg-m50.tune;tuning_check=0" \
   --kernel hacc --layout soa --particles 4096
 nv=$(grep -c "tuning model kept" out.txt); nk=$(grep -o 'tuning_kept=[0-9]*' sum.txt | cut -d= -f2 | paste -sd+ | bc)
 [ "$nv" -ge 1 ] && [ "$nv" -le 7 ] && [ "${nk:-0}" -ge 18 ] && ok "  ... $nv evaluations for $nk calls (the last decision reused)" \
@@ -141,7 +142,7 @@ grep -q "domains=2 " out.txt && ! grep -q '"op":"write".*"direct":1' rec.jsonl &
 # test: the two choices are 2 orders of magnitude apart, and which one each call runs is asserted.
 sealed chk.tune "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 3\ninput is_read\ninput direct\ninput buffer_size\ncandidates direct 0 1\ncandidates buffer_size 4096 4194304\ncombine mean\ntrees 1\ntree 0 7\nnode 0 0 0.5 1 4 0\nnode 1 1 0.5 2 3 0\nnode 2 -1 0 -1 -1 5\nnode 3 -1 0 -1 -1 0\nnode 4 2 8192 5 6 0\nnode 5 -1 0 -1 -1 -5\nnode 6 -1 0 -1 -1 0\n")"
 run "measured check: the model's 4 KiB-round reads timed against the cost model's direct reads" \
-  "tuning check: the cost model's choice read in [0-9.]+s, the model's in [0-9.]+s \(medians of 1 and 1 calls\): the cost model's choice" \
+  "tuning check: the cost model's choice read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 1 and 1 calls\): the cost model's choice" \
   "tuning=$work/chk.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 5
 reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')
 counts=$(grep 'raw_read_calls=[1-9]' sum.txt | grep -o 'tuning_trials=[0-9]* tuning_overruled=[0-9]*' | sed 's/tuning_trials=\([0-9]*\) tuning_overruled=\([0-9]*\)/\1+\2/' | paste -sd' ')
@@ -168,6 +169,49 @@ ru=$(grep '"op":"read"' recu.jsonl | grep -c '"direct":0,"aggregators":1,"buffer
 rc3=$(grep '"op":"read"' recc.jsonl | tail -3 | grep -c '"direct":1')
 [ $rc = 0 ] && [ "$ru" = 10 ] && [ "$rc3" = 3 ] && ok "unchecked files first, a checked one after: the checked file's last reads direct ($rc3 of 3), the unchecked's as the model says ($ru of 10)" \
   || bad "unchecked then checked: exit $rc, unchecked reads by the model $ru (want 10), checked last reads direct $rc3 (want 3)"
+# the check's other rivals (tune.h): a model whose read choice is the cost model's (direct reads of 256 KiB
+# blocks) has a rival of the other kind, the model's best aggregated read, when it predicts it within 1.5
+# times; a margin that keeps the cost model's read choice makes the model's own choice its rival. Each
+# model: writes direct (ln t 0, aggregated 5); reads direct at ln t 0, aggregated through 4 KiB rounds at
+# LEAF, through larger rounds at 5. The 4 KiB rounds run about a hundred times slower than direct reads,
+# so each trial keeps direct, and which choice each file's read runs is asserted (not a timed test). The
+# direct reads are the first aggregated call of the process: its trial makes the engine's resources (setup
+# 2), so the next file's read is a new pattern (setup 0), checked again: trials in files 2 and 4. The
+# model's direct choice carries its 4 KiB round (unused by a direct read), the cost model's the file's.
+rival_model() { # NAME LEAF [MARGIN]
+  local margin=""
+  [ -n "${3:-}" ] && margin="margin $3\n"
+  sealed "$1" "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 3\ninput is_read\ninput direct\ninput buffer_size\ncandidates direct 0 1\ncandidates buffer_size 4096 4194304\ncombine mean\n${margin}trees 1\ntree 0 9\nnode 0 0 0.5 1 4 0\nnode 1 1 0.5 2 3 0\nnode 2 -1 0 -1 -1 5\nnode 3 -1 0 -1 -1 0\nnode 4 1 0.5 5 8 0\nnode 5 2 8192 6 7 0\nnode 6 -1 0 -1 -1 %s\nnode 7 -1 0 -1 -1 5\nnode 8 -1 0 -1 -1 0\n" "$2")"
+}
+rival_model near.tune 0.2      # e^0.2 = 1.22 times direct: a near tie, the aggregated rival is timed
+rival_model far.tune 0.5       # e^0.5 = 1.65 times: outside the band, no rival
+rival_model kept.tune -0.1 0.5 # 10 % faster, within the margin 0.5: kept, the model's choice is the rival
+# rival_reads NAME WANT_READS WANT_COUNTS: reads (direct:round) and trials+overruled per read file as above
+rival_reads() {
+  reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')
+  counts=$(grep 'raw_read_calls=[1-9]' sum.txt | grep -o 'tuning_trials=[0-9]* tuning_overruled=[0-9]*' | sed 's/tuning_trials=\([0-9]*\) tuning_overruled=\([0-9]*\)/\1+\2/' | paste -sd' ')
+  [ "$reads" = "$2" ] && [ "$counts" = "$3" ] && ok "  ... $1: reads (direct:round) $reads; trials+overruled $counts" \
+    || bad "  ... $1: reads '$reads' (want $2); trials+overruled '$counts' (want $3)"
+}
+run "the model agrees with the cost model: its aggregated rival, predicted 1.22 times, is timed" \
+  "tuning check: the model's aggregated rival read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 1 and 1 calls\): the model's choice" \
+  "tuning=$work/near.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 5
+grep -q "tuning model chose direct=1 .*; measured against the model's aggregated rival, direct=0 aggregators=[0-9]* throttle=[-0-9]* buffer_size=4096" out.txt \
+  && ok "  ... the verbose line names the rival" || bad "  ... no rival in: $(grep -m1 'tuning model chose direct=1' out.txt)"
+rival_reads "near tie" "1:4096 0:4096 1:4096 0:4096 1:4096" "0+0 1+0 0+0 1+0 0+0"
+run "a rival predicted 1.65 times the choice's time is not timed" "tuning model chose direct=1" \
+  "tuning=$work/far.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 5
+! grep -q "measured against\|tuning check" out.txt && ok "  ... no rival named, no check line" || bad "  ... $(grep -m1 'measured against\|tuning check' out.txt)"
+rival_reads "outside the band" "1:4096 1:4096 1:4096 1:4096 1:4096" "0+0 0+0 0+0 0+0 0+0"
+run "the margin keeps the cost model's read choice: the model's choice is its timed rival" \
+  "tuning check: the model's choice read in [0-9.]+s, the cost model's choice in [0-9.]+s \(medians of 1 and 1 calls\): the cost model's choice" \
+  "tuning=$work/kept.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 5
+rival_reads "margin" "1:4194304 0:4096 1:4194304 0:4096 1:4194304" "0+0 1+0 0+0 1+0 0+0"
+grep 'raw_read_calls=[1-9]' sum.txt | tail -1 | grep -q 'tuned_calls=0 tuning_kept=1 ' && ok "  ... the verdict's reads count as kept" \
+  || bad "  ... last read file: $(grep 'raw_read_calls=[1-9]' sum.txt | tail -1 | grep -o 'tuned_calls=[0-9]* tuning_kept=[0-9]*')"
+run "tuning_check=0: the margin's choice stands, no rival" "tuning model kept the cost model's choice" \
+  "tuning=$work/kept.tune;tuning_check=0" --kernel array1d --dist uniform --size 256K --reps 3
+rival_reads "unchecked" "1:4194304 1:4194304 1:4194304" "0+0 0+0 0+0"
 run "model picks 1 aggregator" "domains=1 " "tuning=$work/a1.tune;aggregate=always" --kernel s3d --grid 32 32 32
 run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=always" --kernel s3d --grid 32 32 32
 # one process opens the file several times (write, read): the model is parsed once, then reused

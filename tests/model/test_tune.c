@@ -743,8 +743,8 @@ static void test_truncation_everywhere(void **state)
 /* Bounded mutation fuzz: random byte flips, insertions and deletions of a
  * valid file, resealed half of the time so the checks behind the checksum are
  * reached.  Every outcome must be a clean accept or a message. */
-/* The measured check's states (tune.h): k model calls move to a trial of the
- * cost model's choice, k of those settle it by the medians, settled states
+/* The measured check's states (tune.h): k calls of the choice move to a trial
+ * of the rival, k of those settle it by the medians, settled states
  * stay, and the median is the middle of odd counts, the middle two's mean of
  * even ones, whatever the order. */
 static void test_check_next(void **state)
@@ -755,28 +755,28 @@ static void test_check_next(void **state)
     assert_double_equal(tagg_tune_check_median(fast, 2), 0.7, 1e-15);
     assert_double_equal(tagg_tune_check_median((const double[]){4, 1, 3, 2}, 4), 2.5, 0);
     assert_double_equal(tagg_tune_check_median((const double[]){7}, 1), 7, 0);
-    /* the model's calls: not yet k of them, then k */
+    /* the choice's calls: not yet k of them, then k */
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 2, NULL, 0, 3), TAGG_TUNE_CHECK_NONE);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 3, NULL, 0, 3), TAGG_TUNE_CHECK_TRY_COST);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 1, NULL, 0, 1), TAGG_TUNE_CHECK_TRY_COST);
-    /* the trial: not yet k cost-model calls; then the faster median wins, a tie keeps the model */
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_COST, slow, 3, fast, 2, 3), TAGG_TUNE_CHECK_TRY_COST);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_COST, slow, 3, fast, 3, 3), TAGG_TUNE_CHECK_COST);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_COST, fast, 3, slow, 3, 3), TAGG_TUNE_CHECK_MODEL);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_COST, same, 3, slow + 2, 1, 1), TAGG_TUNE_CHECK_MODEL);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_COST, same, 3, fast, 1, 1), TAGG_TUNE_CHECK_COST);
-    /* one slow model call among three does not decide: the medians do (1, 2, 30 against 1.5 x 3) */
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_COST, (const double[]){1, 30, 2}, 3,
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 3, NULL, 0, 3), TAGG_TUNE_CHECK_TRY_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 1, NULL, 0, 1), TAGG_TUNE_CHECK_TRY_RIVAL);
+    /* the trial: not yet k rival calls; then the faster median wins, a tie keeps the choice */
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, slow, 3, fast, 2, 3), TAGG_TUNE_CHECK_TRY_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, slow, 3, fast, 3, 3), TAGG_TUNE_CHECK_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, fast, 3, slow, 3, 3), TAGG_TUNE_CHECK_CHOICE);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, same, 3, slow + 2, 1, 1), TAGG_TUNE_CHECK_CHOICE);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, same, 3, fast, 1, 1), TAGG_TUNE_CHECK_RIVAL);
+    /* one slow choice call among three does not decide: the medians do (1, 2, 30 against 1.5 x 3) */
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, (const double[]){1, 30, 2}, 3,
                                           (const double[]){1.5, 1.5, 1.5}, 3, 3),
-                     TAGG_TUNE_CHECK_COST);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_COST, (const double[]){1, 30, 1.2}, 3,
+                     TAGG_TUNE_CHECK_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, (const double[]){1, 30, 1.2}, 3,
                                           (const double[]){1.5, 1.5, 1.5}, 3, 3),
-                     TAGG_TUNE_CHECK_MODEL);
-    /* a trial whose model times were lost (the process's trials given up): the model's choice */
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_COST, NULL, 0, fast, 3, 3), TAGG_TUNE_CHECK_MODEL);
+                     TAGG_TUNE_CHECK_CHOICE);
+    /* a trial whose choice times were lost (the process's trials given up): the choice */
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, NULL, 0, fast, 3, 3), TAGG_TUNE_CHECK_CHOICE);
     /* settled states stay, whatever comes */
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_COST, fast, 3, slow, 3, 3), TAGG_TUNE_CHECK_COST);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_MODEL, slow, 3, fast, 3, 3), TAGG_TUNE_CHECK_MODEL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_RIVAL, fast, 3, slow, 3, 3), TAGG_TUNE_CHECK_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_CHOICE, slow, 3, fast, 3, 3), TAGG_TUNE_CHECK_CHOICE);
     /* k = 0: nothing moves */
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 3, NULL, 0, 0), TAGG_TUNE_CHECK_NONE);
 }

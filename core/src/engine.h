@@ -85,7 +85,6 @@ typedef struct tagg_engine {
     uint64_t           tune_kept;     /* calls where the model's gain was within its margin: the cost model's choice */
     uint64_t           tune_outside;  /* of those, calls whose pattern lies outside the model's recorded domain */
     int                tune_cached;   /* tune belongs to the process's model cache (engine_tune.c) */
-    double             tune_pred;     /* the last choice's predicted seconds */
     uint64_t           tune_trials;   /* calls that ran a pattern's rival to time it (tuning_check, tune.h) */
     uint64_t           tune_overruled; /* calls that ran it because it was timed faster than the choice */
     int                check_agreed;  /* this call: every row carried the same check fingerprint */

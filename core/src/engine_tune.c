@@ -334,8 +334,9 @@ void tagg_engine_tune_close(tagg_engine_t *e)
  * computes from the same gathered rows, so a hit and a miss decide alike and
  * ranks need not hold the same entries. Asynchronous files plan on worker
  * threads: a mutex. */
-/* A call's settings as the memo keeps them: the cost model's (the call's
- * input as the configuration gave it, cost = 1), or the ones a model's choice
+/* A call's settings as the memo keeps them: the cost model's (cost = 1: the
+ * call's input is left as the configuration gave it, and the other fields say
+ * what its plan runs, for the verbose lines), or the ones a model's choice
  * sets. */
 struct tune_setting {
     int      cost;
@@ -568,7 +569,10 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         int    planned = (margin > 0 || dir == TAGG_READ) && planned_settings(f, e, in, x0) == 0;
         double t0      = planned ? tagg_tune_predict(e->tune, x0, NULL) : 0;
         struct tune_setting model = setting_of(in, x, forced, e->bufsize, t);
-        struct tune_setting cost  = {.cost = 1, .pred = t0};
+        struct tune_setting cost  = {.cost = 1, .mode = x0[TAGG_TV_DIRECT] >= 0.5 ? TAGG_AGGREGATE_NEVER
+                                                                                  : TAGG_AGGREGATE_ALWAYS,
+                                     .naggr = (int)x0[TAGG_TV_AGGREGATORS], .throttle = (int)x0[TAGG_TV_THROTTLE],
+                                     .bufsize = (uint64_t)x0[TAGG_TV_BUFFER_SIZE], .pred = t0};
         int differs = planned && !same_run(x, x0);
         /* a predicted gain within the model's error does not override the cost model */
         memo->kept   = margin > 0 && (!planned || !(t < (1 - margin) * t0));
@@ -581,25 +585,24 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
             else
                 memo->has_rival = rival_other(f, e, in, start, forced, upper, x0[TAGG_TV_DIRECT] >= 0.5,
                                               memo->choice.pred, &memo->rival);
-            memo->rival_name = differs ? (memo->kept ? "the model's choice" : "the cost model's choice")
-                             : memo->rival.mode == TAGG_AGGREGATE_NEVER ? "the model's direct rival"
-                                                                        : "the model's aggregated rival";
+            if (memo->has_rival)
+                memo->rival_name = differs ? (memo->kept ? "the model's choice" : "the cost model's choice")
+                                 : memo->rival.mode == TAGG_AGGREGATE_NEVER ? "the model's direct rival"
+                                                                            : "the model's aggregated rival";
         }
         memo_keep(memo);
         if (f->cfg.verbose >= 2 && f->rank == 0) {
-            char rv[160] = "";
+            char                       rv[160] = "";
+            const struct tune_setting *r       = &memo->rival;
             if (memo->has_rival && tagg_engine_check_reads(f))
                 snprintf(rv, sizeof rv, "; measured against %s, direct=%d aggregators=%d throttle=%d buffer_size=%llu "
-                         "(predicted %.6fs)", memo->rival_name, memo->rival.cost ? (int)x0[TAGG_TV_DIRECT]
-                         : memo->rival.mode == TAGG_AGGREGATE_NEVER, memo->rival.cost ? (int)x0[TAGG_TV_AGGREGATORS]
-                         : memo->rival.naggr, memo->rival.cost ? (int)x0[TAGG_TV_THROTTLE] : memo->rival.throttle,
-                         memo->rival.cost ? (unsigned long long)x0[TAGG_TV_BUFFER_SIZE]
-                                          : (unsigned long long)memo->rival.bufsize, memo->rival.pred);
+                         "(predicted %.6fs)", memo->rival_name, r->mode == TAGG_AGGREGATE_NEVER, r->naggr, r->throttle,
+                         (unsigned long long)r->bufsize, r->pred);
             if (memo->kept)
                 printf("tagg: tuning model kept the cost model's choice (predicted %.6fs for direct=%d aggregators=%d "
-                       "throttle=%d buffer_size=%.0f against %.6fs for its own; margin %.2f)%s\n",
-                       t0, (int)x0[TAGG_TV_DIRECT], (int)x0[TAGG_TV_AGGREGATORS], (int)x0[TAGG_TV_THROTTLE],
-                       x0[TAGG_TV_BUFFER_SIZE], t, margin, rv);
+                       "throttle=%d buffer_size=%llu against %.6fs for its own; margin %.2f)%s\n",
+                       t0, cost.mode == TAGG_AGGREGATE_NEVER, cost.naggr, cost.throttle,
+                       (unsigned long long)cost.bufsize, t, margin, rv);
             else
                 printf("tagg: tuning model chose direct=%d aggregators=%d throttle=%d buffer_size=%llu (predicted "
                        "%.6fs)%s\n", model.mode == TAGG_AGGREGATE_NEVER, model.naggr, model.throttle,
@@ -620,7 +623,6 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         else
             e->tune_calls++;
     }
-    e->tune_pred = run->pred;
     return 0;
 }
 

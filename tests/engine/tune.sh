@@ -140,17 +140,20 @@ grep -q "domains=2 " out.txt && ! grep -q '"op":"write".*"direct":1' rec.jsonl &
 # faster (256 KiB a rank: 256 rounds). With K=1 the second file's read runs the model's choice (timed), the third the cost model's
 # (timed), and from then on the cost model's; the data checked every time by tagg-bench. Not a timed
 # test: the two choices are 2 orders of magnitude apart, and which one each call runs is asserted.
+# rival_reads NAME WANT_READS WANT_COUNTS: reads (direct:round) and trials+overruled per read file of the last run (rec.jsonl, sum.txt)
+rival_reads() {
+  reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')
+  counts=$(grep 'raw_read_calls=[1-9]' sum.txt | grep -o 'tuning_trials=[0-9]* tuning_overruled=[0-9]*' | sed 's/tuning_trials=\([0-9]*\) tuning_overruled=\([0-9]*\)/\1+\2/' | paste -sd' ')
+  [ "$reads" = "$2" ] && [ "$counts" = "$3" ] && ok "  ... $1: reads (direct:round) $reads; trials+overruled $counts" \
+    || bad "  ... $1: reads '$reads' (want $2); trials+overruled '$counts' (want $3)"
+}
 sealed chk.tune "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 3\ninput is_read\ninput direct\ninput buffer_size\ncandidates direct 0 1\ncandidates buffer_size 4096 4194304\ncombine mean\ntrees 1\ntree 0 7\nnode 0 0 0.5 1 4 0\nnode 1 1 0.5 2 3 0\nnode 2 -1 0 -1 -1 5\nnode 3 -1 0 -1 -1 0\nnode 4 2 8192 5 6 0\nnode 5 -1 0 -1 -1 -5\nnode 6 -1 0 -1 -1 0\n")"
 run "measured check: the model's 4 KiB-round reads timed against the cost model's direct reads" \
   "tuning check: the cost model's choice read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 1 and 1 calls\): the cost model's choice" \
   "tuning=$work/chk.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 5
-reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')
-counts=$(grep 'raw_read_calls=[1-9]' sum.txt | grep -o 'tuning_trials=[0-9]* tuning_overruled=[0-9]*' | sed 's/tuning_trials=\([0-9]*\) tuning_overruled=\([0-9]*\)/\1+\2/' | paste -sd' ')
 # reads of files 1 and 2 by the model (4 KiB rounds; file 1's is another pattern: it made the buffers),
 # file 3's the trial, files 4 and 5 the verdict; the read files' summaries count trials+overruled
-[ "$reads" = "0:4096 0:4096 1:4194304 1:4194304 1:4194304" ] && [ "$counts" = "0+0 0+0 1+0 0+1 0+1" ] \
-  && ok "  ... reads (direct:round) $reads; trials+overruled per read file $counts" \
-  || bad "  ... reads (direct:round) '$reads' (want 0:4096 0:4096 1:4194304 1:4194304 1:4194304); trials+overruled '$counts' (want 0+0 0+0 1+0 0+1 0+1)"
+rival_reads "cost model's rival" "0:4096 0:4096 1:4194304 1:4194304 1:4194304" "0+0 0+0 1+0 0+1 0+1"
 run "measured check off (tuning_check=0): every read as the model says" "tuning model chose direct=0" \
   "tuning=$work/chk.tune;tuning_check=0" --kernel array1d --dist uniform --size 256K --reps 3
 reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')
@@ -174,9 +177,9 @@ rc3=$(grep '"op":"read"' recc.jsonl | tail -3 | grep -c '"direct":1')
 # times; a margin that keeps the cost model's read choice makes the model's own choice its rival. Each
 # model: writes direct (ln t 0, aggregated 5); reads direct at ln t 0, aggregated through 4 KiB rounds at
 # LEAF, through larger rounds at 5. The 4 KiB rounds run about a hundred times slower than direct reads,
-# so each trial keeps direct, and which choice each file's read runs is asserted (not a timed test). The
-# direct reads are the first aggregated call of the process: its trial makes the engine's resources (setup
-# 2), so the next file's read is a new pattern (setup 0), checked again: trials in files 2 and 4. The
+# so each trial keeps direct, and which choice each file's read runs is asserted (not a timed test). A
+# rival's first aggregated read is the process's first aggregated call: it makes the engine's resources
+# (setup 2), so the next file's read is a new pattern (setup 0), checked again: trials in files 2 and 4. The
 # model's direct choice carries its 4 KiB round (unused by a direct read), the cost model's the file's.
 rival_model() { # NAME LEAF [MARGIN]
   local margin=""
@@ -186,13 +189,6 @@ rival_model() { # NAME LEAF [MARGIN]
 rival_model near.tune 0.2      # e^0.2 = 1.22 times direct: a near tie, the aggregated rival is timed
 rival_model far.tune 0.5       # e^0.5 = 1.65 times: outside the band, no rival
 rival_model kept.tune -0.1 0.5 # 10 % faster, within the margin 0.5: kept, the model's choice is the rival
-# rival_reads NAME WANT_READS WANT_COUNTS: reads (direct:round) and trials+overruled per read file as above
-rival_reads() {
-  reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')
-  counts=$(grep 'raw_read_calls=[1-9]' sum.txt | grep -o 'tuning_trials=[0-9]* tuning_overruled=[0-9]*' | sed 's/tuning_trials=\([0-9]*\) tuning_overruled=\([0-9]*\)/\1+\2/' | paste -sd' ')
-  [ "$reads" = "$2" ] && [ "$counts" = "$3" ] && ok "  ... $1: reads (direct:round) $reads; trials+overruled $counts" \
-    || bad "  ... $1: reads '$reads' (want $2); trials+overruled '$counts' (want $3)"
-}
 run "the model agrees with the cost model: its aggregated rival, predicted 1.22 times, is timed" \
   "tuning check: the model's aggregated rival read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 1 and 1 calls\): the model's choice" \
   "tuning=$work/near.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 5

@@ -246,7 +246,7 @@ int tagg_config_apply_string(tagg_config_t *cfg, const char *str, char *err, siz
             trim(&vb, &ve);
             const key_t_ *k = find_key(nb, (size_t)(ne - nb));
             if (!k) {
-                char valid[512];
+                char valid[1024];
                 list_keys(valid, sizeof valid);
                 tagg_errmsg(err, errlen, "tagg config: unknown key '%.*s' (valid keys: %s)", (int)(ne - nb), nb, valid);
                 return -1;

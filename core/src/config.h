@@ -278,7 +278,12 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "predicted within 1.5 times the choice's time; no rival, no trial (README: Self-tuning, the "     \
       "measured check). Writes are not checked: a write's call time leaves out what it leaves to the "  \
       "flush. "                                                                                          \
-      "0 = the choice stands unmeasured; not in asynchronous mode")
+      "0 = the choice stands unmeasured; not in asynchronous mode")                                     \
+    X(tuning_check_close, INT, int, NULL, "10", 0, 100000, NULL,                                          \
+      "tuning_check: a close call, in percent: where the two medians differ by less than this share of " \
+      "the choice's, each runs tuning_check times more, up to 3 rounds (at most 16 calls each), and the " \
+      "medians of all their calls decide (values above 100 count calls a multiple apart as close); "      \
+      "0 = the first round decides")
 
 extern const char *const tagg_backend_names[];
 extern const char *const tagg_strategy_names[];

@@ -4,7 +4,8 @@
  * A read pattern with a rival (tune.h: the model's choice and the cost
  * model's where they differ, or the model's best of the other kind where they
  * agree) runs its choice K times, then the rival K times, and from then on
- * the one whose calls took the smaller median. Only the file's rank 0 times
+ * the one whose calls took the smaller median; where the medians are close
+ * (tuning_check_close), both run K times more, up to three rounds. Only the file's rank 0 times
  * a call (from the call's start to the end of its error agreement, so the
  * slowest rank's time), and only it can reach a verdict; yet every rank must
  * make the same choice, or the ranks would plan different calls. So:
@@ -116,7 +117,7 @@ void tagg_engine_check_apply(const tagg_file_t *f, tagg_engine_t *e)
     pthread_mutex_lock(&check.mu);
     for (int r = 0; r < f->size; r++) {
         uint32_t s = e->rows[r].check_state;
-        if (e->rows[r].check_key && s >= TAGG_TUNE_CHECK_TRY_RIVAL && s <= TAGG_TUNE_CHECK_CHOICE)
+        if (e->rows[r].check_key && s >= TAGG_TUNE_CHECK_TRY_RIVAL && s <= TAGG_TUNE_CHECK_AGAIN)
             verdict_set(e->rows[r].check_key, (int)s);
     }
     pthread_mutex_unlock(&check.mu);
@@ -137,6 +138,7 @@ int tagg_engine_check_choose(const tagg_file_t *f, tagg_engine_t *e, uint64_t ke
     e->check_key = key;
     switch (state) {
     case TAGG_TUNE_CHECK_NONE:
+    case TAGG_TUNE_CHECK_AGAIN:
         e->check_arm = 1; /* the choice, timed */
         return 0;
     case TAGG_TUNE_CHECK_TRY_RIVAL:
@@ -170,8 +172,9 @@ void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, int rc)
     if (tr->n[a] < TAGG_TUNE_CHECK_MAX)
         tr->t[a][tr->n[a]++] = t;
     int i = verdict_find(e->check_key), cur = i < 0 ? TAGG_TUNE_CHECK_NONE : check.v[i].state;
-    tagg_tune_check_t next = tagg_tune_check_next((tagg_tune_check_t)cur, tr->t[0], tr->n[0], tr->t[1], tr->n[1], k);
-    int say = (int)next != cur && (next == TAGG_TUNE_CHECK_RIVAL || next == TAGG_TUNE_CHECK_CHOICE) && f->cfg.verbose >= 2;
+    tagg_tune_check_t next = tagg_tune_check_next((tagg_tune_check_t)cur, tr->t[0], tr->n[0], tr->t[1], tr->n[1], k,
+                                                  f->cfg.tuning_check_close / 100.0);
+    int say = (int)next != cur && next != TAGG_TUNE_CHECK_TRY_RIVAL && f->cfg.verbose >= 2;
     int    nc = tr->n[0], nr = tr->n[1]; /* the medians only for the verbose line */
     double tc = say && nc ? tagg_tune_check_median(tr->t[0], nc) : 0, trv = say && nr ? tagg_tune_check_median(tr->t[1], nr) : 0;
     if ((int)next != cur)
@@ -180,8 +183,12 @@ void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, int rc)
     if (say) {
         const char *cn = e->check_names[0] ? e->check_names[0] : "the choice";
         const char *rn = e->check_names[1] ? e->check_names[1] : "the rival";
-        printf("tagg: tuning check: %s read in %.6fs, %s in %.6fs (medians of %d and %d calls): %s for this "
-               "pattern from now on\n", rn, trv, cn, tc, nr, nc, next == TAGG_TUNE_CHECK_RIVAL ? rn : cn);
+        if (next == TAGG_TUNE_CHECK_AGAIN)
+            printf("tagg: tuning check: %s read in %.6fs, %s in %.6fs (medians of %d and %d calls): a close call, "
+                   "another %d of each\n", rn, trv, cn, tc, nr, nc, k);
+        else
+            printf("tagg: tuning check: %s read in %.6fs, %s in %.6fs (medians of %d and %d calls): %s for this "
+                   "pattern from now on\n", rn, trv, cn, tc, nr, nc, next == TAGG_TUNE_CHECK_RIVAL ? rn : cn);
         fflush(stdout);
     }
 }

@@ -953,17 +953,18 @@ double tagg_tune_check_median(const double *v, int n)
 }
 
 tagg_tune_check_t tagg_tune_check_next(tagg_tune_check_t state, const double *choice, int nc, const double *rival,
-                                       int nr, int k)
+                                       int nr, int k, double close)
 {
     if (state == TAGG_TUNE_CHECK_RIVAL || state == TAGG_TUNE_CHECK_CHOICE || k < 1)
         return state;
-    if (state == TAGG_TUNE_CHECK_TRY_RIVAL && nr >= k) {
-        if (nc < 1)
-            return TAGG_TUNE_CHECK_CHOICE;
-        return tagg_tune_check_median(rival, nr) < tagg_tune_check_median(choice, nc) ? TAGG_TUNE_CHECK_RIVAL
-                                                                                     : TAGG_TUNE_CHECK_CHOICE;
-    }
-    if (state == TAGG_TUNE_CHECK_NONE && nc >= k)
-        return TAGG_TUNE_CHECK_TRY_RIVAL;
-    return state;
+    if (state == TAGG_TUNE_CHECK_NONE || state == TAGG_TUNE_CHECK_AGAIN) /* the choice's round: k calls more */
+        return nc >= nr + k || nc >= TAGG_TUNE_CHECK_MAX ? TAGG_TUNE_CHECK_TRY_RIVAL : state;
+    if (state != TAGG_TUNE_CHECK_TRY_RIVAL || nr < k || (nr < nc && nr < TAGG_TUNE_CHECK_MAX))
+        return state; /* the rival's round: as many calls as the choice's */
+    if (nc < 1)
+        return TAGG_TUNE_CHECK_CHOICE;
+    double tc = tagg_tune_check_median(choice, nc), tr = tagg_tune_check_median(rival, nr);
+    if (close > 0 && fabs(tr - tc) < close * tc && nc + k <= TAGG_TUNE_CHECK_MAX && nc < TAGG_TUNE_CHECK_ROUNDS * k)
+        return TAGG_TUNE_CHECK_AGAIN; /* a close call: another round of each */
+    return tr < tc ? TAGG_TUNE_CHECK_RIVAL : TAGG_TUNE_CHECK_CHOICE;
 }

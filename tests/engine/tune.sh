@@ -154,6 +154,16 @@ run "measured check: the model's 4 KiB-round reads timed against the cost model'
 # reads of files 1 and 2 by the model (4 KiB rounds; file 1's is another pattern: it made the buffers),
 # file 3's the trial, files 4 and 5 the verdict; the read files' summaries count trials+overruled
 rival_reads "cost model's rival" "0:4096 0:4096 1:4194304 1:4194304 1:4194304" "0+0 0+0 1+0 0+1 0+1"
+# a close call (tuning_check_close): medians closer than the share run another round of each, up to 3
+# rounds; 100000 % makes calls up to 1000 times apart close, so the rounds are asserted, not timed. Reads:
+# file 1 the buffers, files 2/4/6 the choice, 3/5/7 the rival, the last 3 of each deciding, file 8 the verdict
+run "a close call: two more rounds of each before the medians of 3 decide" \
+  "tuning check: the cost model's choice read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 3 and 3 calls\): the cost model's choice" \
+  "tuning=$work/chk.tune;tuning_check=1;tuning_check_close=100000" --kernel array1d --dist uniform --size 256K --reps 8
+rival_reads "close call" "0:4096 0:4096 1:4194304 0:4096 1:4194304 0:4096 1:4194304 1:4194304" "0+0 0+0 1+0 0+0 1+0 0+0 1+0 0+1"
+n1=$(grep -c "medians of 1 and 1 calls): a close call, another 1 of each" out.txt)
+n2=$(grep -c "medians of 2 and 2 calls): a close call, another 1 of each" out.txt)
+[ "$n1" = 1 ] && [ "$n2" = 1 ] && ok "  ... a close-call line after rounds 1 and 2" || bad "  ... close-call lines: round 1 $n1, round 2 $n2 (want 1 and 1)"
 run "measured check off (tuning_check=0): every read as the model says" "tuning model chose direct=0" \
   "tuning=$work/chk.tune;tuning_check=0" --kernel array1d --dist uniform --size 256K --reps 3
 reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')

@@ -756,29 +756,58 @@ static void test_check_next(void **state)
     assert_double_equal(tagg_tune_check_median((const double[]){4, 1, 3, 2}, 4), 2.5, 0);
     assert_double_equal(tagg_tune_check_median((const double[]){7}, 1), 7, 0);
     /* the choice's calls: not yet k of them, then k */
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 2, NULL, 0, 3), TAGG_TUNE_CHECK_NONE);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 3, NULL, 0, 3), TAGG_TUNE_CHECK_TRY_RIVAL);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 1, NULL, 0, 1), TAGG_TUNE_CHECK_TRY_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 2, NULL, 0, 3, 0), TAGG_TUNE_CHECK_NONE);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 3, NULL, 0, 3, 0), TAGG_TUNE_CHECK_TRY_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 1, NULL, 0, 1, 0), TAGG_TUNE_CHECK_TRY_RIVAL);
     /* the trial: not yet k rival calls; then the faster median wins, a tie keeps the choice */
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, slow, 3, fast, 2, 3), TAGG_TUNE_CHECK_TRY_RIVAL);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, slow, 3, fast, 3, 3), TAGG_TUNE_CHECK_RIVAL);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, fast, 3, slow, 3, 3), TAGG_TUNE_CHECK_CHOICE);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, same, 3, slow + 2, 1, 1), TAGG_TUNE_CHECK_CHOICE);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, same, 3, fast, 1, 1), TAGG_TUNE_CHECK_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, slow, 3, fast, 2, 3, 0), TAGG_TUNE_CHECK_TRY_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, slow, 3, fast, 3, 3, 0), TAGG_TUNE_CHECK_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, fast, 3, slow, 3, 3, 0), TAGG_TUNE_CHECK_CHOICE);
+    /* a rival runs as many calls as the choice ran (choice calls timed while the ranks' tables disagreed) */
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, same, 3, slow + 2, 1, 1, 0), TAGG_TUNE_CHECK_TRY_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, same, 3, slow, 3, 1, 0), TAGG_TUNE_CHECK_CHOICE);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, same, 3, fast, 3, 1, 0), TAGG_TUNE_CHECK_RIVAL);
     /* one slow choice call among three does not decide: the medians do (1, 2, 30 against 1.5 x 3) */
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, (const double[]){1, 30, 2}, 3,
-                                          (const double[]){1.5, 1.5, 1.5}, 3, 3),
+                                          (const double[]){1.5, 1.5, 1.5}, 3, 3, 0),
                      TAGG_TUNE_CHECK_RIVAL);
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, (const double[]){1, 30, 1.2}, 3,
-                                          (const double[]){1.5, 1.5, 1.5}, 3, 3),
+                                          (const double[]){1.5, 1.5, 1.5}, 3, 3, 0),
                      TAGG_TUNE_CHECK_CHOICE);
     /* a trial whose choice times were lost (the process's trials given up): the choice */
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, NULL, 0, fast, 3, 3), TAGG_TUNE_CHECK_CHOICE);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, NULL, 0, fast, 3, 3, 0), TAGG_TUNE_CHECK_CHOICE);
     /* settled states stay, whatever comes */
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_RIVAL, fast, 3, slow, 3, 3), TAGG_TUNE_CHECK_RIVAL);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_CHOICE, slow, 3, fast, 3, 3), TAGG_TUNE_CHECK_CHOICE);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_RIVAL, fast, 3, slow, 3, 3, 0), TAGG_TUNE_CHECK_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_CHOICE, slow, 3, fast, 3, 3, 0), TAGG_TUNE_CHECK_CHOICE);
+    /* a close call (medians within close x the choice's): another round, until they part or the rounds are done */
+    const double c9[] = {1.00, 1.02, 0.98, 1.01, 0.99, 1.00, 1.03, 0.97, 1.00};
+    const double r9[] = {0.95, 0.96, 0.94, 0.95, 0.96, 0.94, 0.95, 0.96, 0.94};
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 3, r9, 3, 3, 0.1), TAGG_TUNE_CHECK_AGAIN);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 3, r9, 3, 3, 0.04), TAGG_TUNE_CHECK_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 3, r9, 3, 3, 0.06), TAGG_TUNE_CHECK_AGAIN);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 3, r9, 3, 3, 0), TAGG_TUNE_CHECK_RIVAL);
+    /* AGAIN: the choice's k calls more, then the rival's as many */
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_AGAIN, c9, 5, r9, 3, 3, 0.1), TAGG_TUNE_CHECK_AGAIN);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_AGAIN, c9, 6, r9, 3, 3, 0.1), TAGG_TUNE_CHECK_TRY_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 6, r9, 5, 3, 0.1), TAGG_TUNE_CHECK_TRY_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 6, r9, 6, 3, 0.1), TAGG_TUNE_CHECK_AGAIN);
+    /* the third round is the last: the medians of all 9 decide, close or not */
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 9, r9, 9, 3, 0.1), TAGG_TUNE_CHECK_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, r9, 9, c9, 9, 3, 0.1), TAGG_TUNE_CHECK_CHOICE);
+    /* rounds that do not fit in TAGG_TUNE_CHECK_MAX calls are not taken (k = 6: 12 + 6 > 16) */
+    double c16[TAGG_TUNE_CHECK_MAX], r16[TAGG_TUNE_CHECK_MAX];
+    for (int i = 0; i < TAGG_TUNE_CHECK_MAX; i++)
+        c16[i] = 1, r16[i] = 0.99;
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c16, 6, r16, 6, 6, 0.1), TAGG_TUNE_CHECK_AGAIN);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c16, 12, r16, 12, 6, 0.1), TAGG_TUNE_CHECK_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c16, 16, r16, 16, 16, 0.1), TAGG_TUNE_CHECK_RIVAL);
+    /* counts at TAGG_TUNE_CHECK_MAX move on, whatever the other's count (no state waits for ever) */
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_AGAIN, c16, 16, r16, 14, 3, 0.1), TAGG_TUNE_CHECK_TRY_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c16, 16, r16, 16, 3, 0.1), TAGG_TUNE_CHECK_RIVAL);
+    /* a clear call decides in the first round, whatever close */
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, slow, 3, fast, 3, 3, 0.1), TAGG_TUNE_CHECK_RIVAL);
     /* k = 0: nothing moves */
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 3, NULL, 0, 0), TAGG_TUNE_CHECK_NONE);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 3, NULL, 0, 0, 0), TAGG_TUNE_CHECK_NONE);
 }
 
 static void test_fuzz(void **state)

@@ -288,24 +288,40 @@ double tagg_tune_choose_realized(const tagg_tune_model_t *m, double x[TAGG_TV_CO
  *
  * The choice runs K times, then the rival K times, each timed on the rank 0
  * of the file, and the one of the smaller median runs from then on (a tie
- * keeps the choice). The states of a pattern: */
+ * keeps the choice). Unless the call is close: where the two medians differ
+ * by less than the file's tuning_check_close (a fraction of the choice's
+ * median), each runs K times more, and again, until they part or each has
+ * run TAGG_TUNE_CHECK_ROUNDS times K calls (at most TAGG_TUNE_CHECK_MAX);
+ * then the medians of all their calls decide. Three calls of each on a noisy
+ * file system can pick the slower (session 57: GlusterFS reads of 8 MiB
+ * blocks, an aggregated rival 8 % slower won 3 against 3); more calls where
+ * the two are close cost little, as either runs about as fast. The states
+ * of a pattern: */
 typedef enum {
   TAGG_TUNE_CHECK_NONE      = 0, /* the choice runs and is timed */
   TAGG_TUNE_CHECK_TRY_RIVAL = 1, /* the rival runs and is timed */
   TAGG_TUNE_CHECK_RIVAL     = 2, /* settled: the rival was faster */
-  TAGG_TUNE_CHECK_CHOICE    = 3  /* settled: the choice was not slower */
+  TAGG_TUNE_CHECK_CHOICE    = 3, /* settled: the choice was not slower */
+  TAGG_TUNE_CHECK_AGAIN     = 4  /* a close call: the choice runs and is timed again, then the rival */
 } tagg_tune_check_t;
-#define TAGG_TUNE_CHECK_MAX 16    /* the largest K */
+#define TAGG_TUNE_CHECK_MAX 16    /* the largest K, and the most calls of each a check times */
+#define TAGG_TUNE_CHECK_ROUNDS 3  /* a close call's rounds, at most (K calls of each a round) */
 #define TAGG_TUNE_RIVAL_BAND 1.5 /* a rival of the other kind: predicted at most this many times the choice's time */
 
 /* The state a pattern's check moves to after its measurements: choice[nc] and
  * rival[nr] the seconds of the calls that ran the choice and the rival (nc,
- * nr at most TAGG_TUNE_CHECK_MAX), k the calls each runs. Settled states
- * stay; k choice calls move NONE to TRY_RIVAL; k rival calls settle it, RIVAL
- * only where their median is below the choice calls' median (CHOICE when no
- * choice call is known). Pure: the same on every process. */
+ * nr at most TAGG_TUNE_CHECK_MAX), k the calls each runs a round, close the
+ * fraction below which two medians are a close call (0: none is). Settled
+ * states stay. NONE and AGAIN move to TRY_RIVAL once the choice has run k
+ * calls more than the rival (or TAGG_TUNE_CHECK_MAX). TRY_RIVAL waits until
+ * the rival has run at least k calls and as many as the choice (or
+ * TAGG_TUNE_CHECK_MAX), then: AGAIN where the medians differ by less than
+ * close times the choice's and another round fits (nc + k at most
+ * TAGG_TUNE_CHECK_MAX, nc below TAGG_TUNE_CHECK_ROUNDS times k); else RIVAL
+ * where the rival's median is below the choice's, CHOICE otherwise (also when
+ * no choice call is known). Pure: the same on every process. */
 tagg_tune_check_t tagg_tune_check_next(tagg_tune_check_t state, const double *choice, int nc, const double *rival,
-                                       int nr, int k);
+                                       int nr, int k, double close);
 
 /* The median of n seconds (n >= 1, at most TAGG_TUNE_CHECK_MAX; the mean of
  * the middle two for an even n), v unchanged. */

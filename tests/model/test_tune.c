@@ -779,33 +779,41 @@ static void test_check_next(void **state)
     /* settled states stay, whatever comes */
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_RIVAL, fast, 3, slow, 3, 3, 0), TAGG_TUNE_CHECK_RIVAL);
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_CHOICE, slow, 3, fast, 3, 3, 0), TAGG_TUNE_CHECK_CHOICE);
-    /* a close call (medians within close x the choice's): another round, until they part or the rounds are done */
+    /* a close call (medians within close x the choice's): another round, until they part or the rounds are
+     * done; the rounds that do not fit in TAGG_TUNE_CHECK_MAX calls are not taken; counts at the maximum
+     * move on, whatever the other's count (no state waits for ever) */
     const double c9[] = {1.00, 1.02, 0.98, 1.01, 0.99, 1.00, 1.03, 0.97, 1.00};
     const double r9[] = {0.95, 0.96, 0.94, 0.95, 0.96, 0.94, 0.95, 0.96, 0.94};
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 3, r9, 3, 3, 0.1), TAGG_TUNE_CHECK_AGAIN);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 3, r9, 3, 3, 0.04), TAGG_TUNE_CHECK_RIVAL);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 3, r9, 3, 3, 0.06), TAGG_TUNE_CHECK_AGAIN);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 3, r9, 3, 3, 0), TAGG_TUNE_CHECK_RIVAL);
-    /* AGAIN: the choice's k calls more, then the rival's as many */
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_AGAIN, c9, 5, r9, 3, 3, 0.1), TAGG_TUNE_CHECK_AGAIN);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_AGAIN, c9, 6, r9, 3, 3, 0.1), TAGG_TUNE_CHECK_TRY_RIVAL);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 6, r9, 5, 3, 0.1), TAGG_TUNE_CHECK_TRY_RIVAL);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 6, r9, 6, 3, 0.1), TAGG_TUNE_CHECK_AGAIN);
-    /* the third round is the last: the medians of all 9 decide, close or not */
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c9, 9, r9, 9, 3, 0.1), TAGG_TUNE_CHECK_RIVAL);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, r9, 9, c9, 9, 3, 0.1), TAGG_TUNE_CHECK_CHOICE);
-    /* rounds that do not fit in TAGG_TUNE_CHECK_MAX calls are not taken (k = 6: 12 + 6 > 16) */
-    double c16[TAGG_TUNE_CHECK_MAX], r16[TAGG_TUNE_CHECK_MAX];
+    double       c16[TAGG_TUNE_CHECK_MAX], r16[TAGG_TUNE_CHECK_MAX];
     for (int i = 0; i < TAGG_TUNE_CHECK_MAX; i++)
         c16[i] = 1, r16[i] = 0.99;
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c16, 6, r16, 6, 6, 0.1), TAGG_TUNE_CHECK_AGAIN);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c16, 12, r16, 12, 6, 0.1), TAGG_TUNE_CHECK_RIVAL);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c16, 16, r16, 16, 16, 0.1), TAGG_TUNE_CHECK_RIVAL);
-    /* counts at TAGG_TUNE_CHECK_MAX move on, whatever the other's count (no state waits for ever) */
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_AGAIN, c16, 16, r16, 14, 3, 0.1), TAGG_TUNE_CHECK_TRY_RIVAL);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, c16, 16, r16, 16, 3, 0.1), TAGG_TUNE_CHECK_RIVAL);
-    /* a clear call decides in the first round, whatever close */
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, slow, 3, fast, 3, 3, 0.1), TAGG_TUNE_CHECK_RIVAL);
+    enum { T = TAGG_TUNE_CHECK_TRY_RIVAL, A = TAGG_TUNE_CHECK_AGAIN, R = TAGG_TUNE_CHECK_RIVAL, C = TAGG_TUNE_CHECK_CHOICE };
+    static const char *why[] = {"round 1 close", "close 4 %", "close 6 %", "close 0", "AGAIN: 2 of 3 more",
+                                "AGAIN: 3 more", "rival: 5 of 6", "round 2 close", "round 3 decides",
+                                "round 3 decides (swapped)", "k 6: round 2 fits", "k 6: round 3 does not fit",
+                                "k 16", "AGAIN at the maximum", "TRY_RIVAL at the maximum", "clear in round 1"};
+    const struct {
+        int           state;
+        const double *c;
+        int           nc;
+        const double *r;
+        int           nr, k;
+        double        close;
+        int           want;
+    } cc[] = {
+        {T, c9, 3, r9, 3, 3, 0.1, A},      {T, c9, 3, r9, 3, 3, 0.04, R},      {T, c9, 3, r9, 3, 3, 0.06, A},
+        {T, c9, 3, r9, 3, 3, 0, R},        {A, c9, 5, r9, 3, 3, 0.1, A},       {A, c9, 6, r9, 3, 3, 0.1, T},
+        {T, c9, 6, r9, 5, 3, 0.1, T},      {T, c9, 6, r9, 6, 3, 0.1, A},       {T, c9, 9, r9, 9, 3, 0.1, R},
+        {T, r9, 9, c9, 9, 3, 0.1, C},      {T, c16, 6, r16, 6, 6, 0.1, A},     {T, c16, 12, r16, 12, 6, 0.1, R},
+        {T, c16, 16, r16, 16, 16, 0.1, R}, {A, c16, 16, r16, 14, 3, 0.1, T},   {T, c16, 16, r16, 16, 3, 0.1, R},
+        {T, slow, 3, fast, 3, 3, 0.1, R},
+    };
+    assert_int_equal(sizeof why / sizeof why[0], sizeof cc / sizeof cc[0]);
+    for (size_t i = 0; i < sizeof cc / sizeof cc[0]; i++) {
+        int got = tagg_tune_check_next(cc[i].state, cc[i].c, cc[i].nc, cc[i].r, cc[i].nr, cc[i].k, cc[i].close);
+        if (got != cc[i].want)
+            fail_msg("close-call case %zu (%s): state %d, want %d", i, why[i], got, cc[i].want);
+    }
     /* k = 0: nothing moves */
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 3, NULL, 0, 0, 0), TAGG_TUNE_CHECK_NONE);
 }

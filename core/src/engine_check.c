@@ -183,12 +183,13 @@ void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, int rc)
     if (say) {
         const char *cn = e->check_names[0] ? e->check_names[0] : "the choice";
         const char *rn = e->check_names[1] ? e->check_names[1] : "the rival";
+        char        then[160];
         if (next == TAGG_TUNE_CHECK_AGAIN)
-            printf("tagg: tuning check: %s read in %.6fs, %s in %.6fs (medians of %d and %d calls): a close call, "
-                   "another %d of each\n", rn, trv, cn, tc, nr, nc, k);
+            snprintf(then, sizeof then, "a close call, another %d of each", k);
         else
-            printf("tagg: tuning check: %s read in %.6fs, %s in %.6fs (medians of %d and %d calls): %s for this "
-                   "pattern from now on\n", rn, trv, cn, tc, nr, nc, next == TAGG_TUNE_CHECK_RIVAL ? rn : cn);
+            snprintf(then, sizeof then, "%s for this pattern from now on", next == TAGG_TUNE_CHECK_RIVAL ? rn : cn);
+        printf("tagg: tuning check: %s read in %.6fs, %s in %.6fs (medians of %d and %d calls): %s\n", rn, trv, cn, tc,
+               nr, nc, then);
         fflush(stdout);
     }
 }

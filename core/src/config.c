@@ -48,6 +48,11 @@ typedef struct {
 static const key_t_ keys[] = {TAGG_CONFIG_TABLE(TAGG_KEY_ROW_)};
 #undef TAGG_KEY_ROW_
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
+/* The bytes of list_keys' text: every name and its ", " (and the NUL) */
+#define TAGG_KEY_LEN_(name, kind, ctype, env, def, lo, hi, names, help) +sizeof #name + 1
+enum { KEYS_TEXT = 1 TAGG_CONFIG_TABLE(TAGG_KEY_LEN_) };
+#undef TAGG_KEY_LEN_
+_Static_assert(KEYS_TEXT + 256 <= TAGG_CONFIG_ERRLEN, "the unknown-key message must fit in TAGG_CONFIG_ERRLEN");
 
 static void list_names(char *buf, size_t len, const char *const *names)
 {
@@ -246,7 +251,7 @@ int tagg_config_apply_string(tagg_config_t *cfg, const char *str, char *err, siz
             trim(&vb, &ve);
             const key_t_ *k = find_key(nb, (size_t)(ne - nb));
             if (!k) {
-                char valid[1024];
+                char valid[KEYS_TEXT];
                 list_keys(valid, sizeof valid);
                 tagg_errmsg(err, errlen, "tagg config: unknown key '%.*s' (valid keys: %s)", (int)(ne - nb), nb, valid);
                 return -1;

@@ -325,7 +325,10 @@ int tagg_config_apply_string(tagg_config_t *cfg, const char *str, char *err, siz
 char *tagg_config_env_string(void);
 
 /* Defaults, then environment string env_str (may be NULL), then config string str.
- * Returns 0, or -1 with a message and cfg already cleared (nothing to free). */
+ * Returns 0, or -1 with a message and cfg already cleared (nothing to free).
+ * An err of TAGG_CONFIG_ERRLEN bytes holds every message whole (the longest
+ * lists every key; config.c asserts at compile time that it fits). */
+#define TAGG_CONFIG_ERRLEN 1024
 int tagg_config_build(tagg_config_t *cfg, const char *env_str, const char *str, char *err, size_t errlen);
 
 /* Prints the effective configuration as "key=value;key=value" (canonical form).

@@ -291,7 +291,7 @@ static int bcast_string(MPI_Comm comm, int rank, const char *s, char **out)
 int tagg_config_from_rank0(MPI_Comm comm, const char *env, const char *str, tagg_config_t *cfg)
 {
     int   rank, rc = -1;
-    char *env_all = NULL, *str_all = NULL, err[1024];
+    char *env_all = NULL, *str_all = NULL, err[TAGG_CONFIG_ERRLEN];
     MPI_Comm_rank(comm, &rank);
     if (bcast_string(comm, rank, env, &env_all) == 0 && bcast_string(comm, rank, str, &str_all) == 0) {
         int built = tagg_config_build(cfg, env_all, str_all, err, sizeof err); /* cleared on failure */
@@ -324,7 +324,7 @@ static tagg_file_t *file_open(const char *path, unsigned flags, MPI_Comm comm, M
     double       t_open = MPI_Wtime();
     tagg_file_t *f      = calloc(1, sizeof *f);
     int          rank, nprocs, rc = local_rc < 0 ? -1 : 0, cfg_rc = 0, code, have_cfg = 0, brc = -1;
-    char         err[1024];
+    char         err[TAGG_CONFIG_ERRLEN];
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &nprocs);

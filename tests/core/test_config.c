@@ -136,7 +136,7 @@ static void test_cases(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const config_case_t *c = &cases[i];
         tagg_config_t        cfg;
-        char                 err[1024] = "", out[1024];
+        char                 err[TAGG_CONFIG_ERRLEN] = "", out[1024];
         int                  rc       = tagg_config_build(&cfg, c->env, c->str, err, sizeof err);
         if (c->want) {
             if (rc != 0)

@@ -547,7 +547,7 @@ int main(int argc, char **argv)
     }
     if (o.quick)
         o.mem_size = 16u << 20, o.file_size = 32u << 20, o.reps = 2;
-    char *env = tagg_config_env_string(), err[512];
+    char *env = tagg_config_env_string(), err[TAGG_CONFIG_ERRLEN];
     if (tagg_config_build(&cfg, env, NULL, err, sizeof err) < 0) {
         if (rank_ == 0)
             fprintf(stderr, "tagg-calibrate: %s\n", err);

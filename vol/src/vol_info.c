@@ -191,7 +191,7 @@ static hid_t resolve_under(const char *text, char *err, size_t errlen)
 
 herr_t tagg_vol_str_to_info(const char *str, void **info_out)
 {
-    char             err[1024] = "";
+    char             err[TAGG_CONFIG_ERRLEN] = "";
     pieces_t         pc;
     tagg_vol_info_t *info = NULL;
 

@@ -275,7 +275,9 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "keeps it) this many times, then a rival as many, each timed, and keeps the one of the smaller "  \
       "median for the process's later calls of that pattern. The rival: the other of the two where "    \
       "they differ, else the model's best setting of the other kind (direct or aggregated) if it is "    \
-      "predicted within 1.5 times the choice's time; no rival, no trial (README: Self-tuning, the "     \
+      "predicted within 1.5 times the choice's time; no rival, no trial. Then, where the model's best "  \
+      "setting of a third class (direct, or n aggregators with or without a throttle) is predicted "     \
+      "within 1.5 times too, the winner is timed against it the same way (README: Self-tuning, the "    \
       "measured check). Writes are not checked: a write's call time leaves out what it leaves to the "  \
       "flush. "                                                                                          \
       "0 = the choice stands unmeasured; not in asynchronous mode")                                     \

@@ -88,9 +88,10 @@ typedef struct tagg_engine {
     uint64_t           tune_trials;   /* calls that ran a pattern's rival to time it (tuning_check, tune.h) */
     uint64_t           tune_overruled; /* calls that ran it because it was timed faster than the choice */
     int                check_agreed;  /* this call: every row carried the same check fingerprint */
-    int                check_arm;     /* the call under way is timed: 0 no, 1 it runs the choice, 2 the rival */
-    const char        *check_names[2]; /* the choice's and the rival's names, for the verbose lines */
-    uint64_t           check_key;     /* its pattern (engine_tune.c check_key_of) */
+    int                check_arm;     /* the call under way is timed: 0 no, 1 it runs its stage's choice, 2 its rival */
+    const char        *check_names[3]; /* the choice's, the rival's and the challenger's names, for the verbose lines */
+    int                check_pair[2]; /* the candidates the call's stage times (tagg_tune_check_pick_t) */
+    uint64_t           check_key;     /* its pattern's stage (engine_check.c stage_key) */
     int                record_warned; /* a record could not be appended (warned once) */
     int                rec_fd;        /* record= file, open from the first record to the file's close (-1: not open) */
     /* record= of the call under way (rank 0): the seconds this rank spent in
@@ -226,10 +227,11 @@ void tagg_engine_record_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, i
  * row's verdict message taken into the process's table. */
 void tagg_engine_check_apply(const tagg_file_t *f, tagg_engine_t *e);
 /* engine_check.c. Local, the same on every rank: for a read whose pattern
- * has a rival (key: its pattern, tagg_engine_tune), 1 when the call is to run
- * the rival (a timed trial, or the verdict), 0 for the choice; notes which one
- * the call times. */
-int tagg_engine_check_choose(const tagg_file_t *f, tagg_engine_t *e, uint64_t key, tagg_dir_t dir);
+ * has a rival (key: its pattern, tagg_engine_tune; challenger: it has one
+ * too, tune.h), the candidate the call is to run (0 the choice, 1 the rival,
+ * 2 the challenger: a timed trial, or a verdict); notes which one the call
+ * times. */
+int tagg_engine_check_choose(const tagg_file_t *f, tagg_engine_t *e, uint64_t key, int challenger, tagg_dir_t dir);
 /* engine_check.c. After the call's error agreement, on the file's rank 0: the
  * call's time for the measured check when it ran a checked choice (rc < 0:
  * nothing), and the verdict it leads to, passed on in this process's next

@@ -5,7 +5,9 @@
  * model's where they differ, or the model's best of the other kind where they
  * agree) runs its choice K times, then the rival K times, and from then on
  * the one whose calls took the smaller median; where the medians are close
- * (tuning_check_close), both run K times more, up to three rounds. Only the file's rank 0 times
+ * (tuning_check_close), both run K times more, up to three rounds. A pattern
+ * with a challenger (tune.h) then times their winner against it, a second
+ * stage with a trial and a verdict of its own (its key: stage_key). Only the file's rank 0 times
  * a call (from the call's start to the end of its error agreement, so the
  * slowest rank's time), and only it can reach a verdict; yet every rank must
  * make the same choice, or the ranks would plan different calls. So:
@@ -123,33 +125,39 @@ void tagg_engine_check_apply(const tagg_file_t *f, tagg_engine_t *e)
     pthread_mutex_unlock(&check.mu);
 }
 
-int tagg_engine_check_choose(const tagg_file_t *f, tagg_engine_t *e, uint64_t key, tagg_dir_t dir)
+/* The verdict table's key of a pattern's second stage (its first: the
+ * pattern's own key). */
+static uint64_t stage_key(uint64_t key)
+{
+    uint64_t k = mix(key, 0x5eed);
+    return k ? k : 1;
+}
+
+static int state_of(uint64_t key) /* check.mu held */
+{
+    int i = verdict_find(key);
+    return i < 0 ? TAGG_TUNE_CHECK_NONE : check.v[i].state;
+}
+
+int tagg_engine_check_choose(const tagg_file_t *f, tagg_engine_t *e, uint64_t key, int challenger, tagg_dir_t dir)
 {
     e->check_arm = 0;
     if (!check_on(f, e) || dir != TAGG_READ || !key)
         return 0;
-    int state = TAGG_TUNE_CHECK_NONE;
+    int s0 = TAGG_TUNE_CHECK_NONE, s1 = TAGG_TUNE_CHECK_NONE;
     if (e->check_agreed) { /* else every rank ignores the table alike */
         pthread_mutex_lock(&check.mu);
-        int i = verdict_find(key);
-        state = i < 0 ? TAGG_TUNE_CHECK_NONE : check.v[i].state;
+        s0 = state_of(key), s1 = state_of(stage_key(key));
         pthread_mutex_unlock(&check.mu);
     }
-    e->check_key = key;
-    switch (state) {
-    case TAGG_TUNE_CHECK_NONE:
-    case TAGG_TUNE_CHECK_AGAIN:
-        e->check_arm = 1; /* the choice, timed */
-        return 0;
-    case TAGG_TUNE_CHECK_TRY_RIVAL:
-        e->check_arm = 2, e->tune_trials++; /* the rival, timed */
-        return 1;
-    case TAGG_TUNE_CHECK_RIVAL:
-        e->tune_overruled++;
-        return 1;
-    default:
-        return 0; /* the choice, settled */
-    }
+    tagg_tune_check_pick_t p = tagg_tune_check_pick((tagg_tune_check_t)s0, (tagg_tune_check_t)s1, challenger);
+    e->check_key = p.stage == 1 ? stage_key(key) : key;
+    e->check_arm = p.arm, e->check_pair[0] = p.pair[0], e->check_pair[1] = p.pair[1];
+    if (p.arm == 2)
+        e->tune_trials++; /* a rival or the challenger, timed */
+    else if (p.run != 0)
+        e->tune_overruled++; /* it runs (and may be timed again) because it was timed faster */
+    return p.run;
 }
 
 void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, int rc)
@@ -181,8 +189,8 @@ void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, int rc)
         check.pending.key = e->check_key, check.pending.state = (int)next;
     pthread_mutex_unlock(&check.mu);
     if (say) {
-        const char *cn = e->check_names[0] ? e->check_names[0] : "the choice";
-        const char *rn = e->check_names[1] ? e->check_names[1] : "the rival";
+        const char *cn = e->check_names[e->check_pair[0]] ? e->check_names[e->check_pair[0]] : "the choice";
+        const char *rn = e->check_names[e->check_pair[1]] ? e->check_names[e->check_pair[1]] : "the rival";
         char        then[160];
         if (next == TAGG_TUNE_CHECK_AGAIN)
             snprintf(then, sizeof then, "a close call, another %d of each", k);

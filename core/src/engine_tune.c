@@ -343,6 +343,7 @@ struct tune_setting {
     int      mode, naggr, throttle;
     uint64_t bufsize;
     double   pred; /* the model's predicted seconds for it */
+    int      cls;  /* its class as the plan runs it (run_class) */
 };
 
 struct tagg_tune_memo {
@@ -355,6 +356,8 @@ struct tagg_tune_memo {
     struct tune_setting choice; /* what runs without the measured check */
     int      has_rival;         /* a read's rival for the measured check (tune.h; engine_check.c) */
     struct tune_setting rival;
+    int      has_challenger;    /* and its challenger (tune.h), only with a rival */
+    struct tune_setting challenger;
     const char *choice_name, *rival_name; /* for the check's verbose lines */
 };
 _Static_assert(TAGG_TV_COUNT_ <= 32, "a memo's forced settings: one bit each in an unsigned");
@@ -427,7 +430,19 @@ struct realize_ctx {
     const int            *forced;
     const tagg_engine_t  *e;
     const tagg_file_t    *f;
+    int                   nskip, skip[2]; /* classes (run_class) a candidate must not have: the challenger's search */
 };
+
+/* The class of a realized setting x for the check's challenger (tune.h):
+ * -1 direct, else 2 x aggregators, plus 1 where a throttle below the
+ * aggregator count holds some of them back. */
+static int run_class(const double x[TAGG_TV_COUNT_])
+{
+    if (x[TAGG_TV_DIRECT] >= 0.5)
+        return -1;
+    int n = (int)x[TAGG_TV_AGGREGATORS], t = (int)x[TAGG_TV_THROTTLE];
+    return 2 * n + (t >= 1 && t < n);
+}
 
 /* The settings the plan of `in` carries out, as a record of the call would
  * carry them (settings_of), written into x; -1 (x unchanged) when the plan
@@ -453,7 +468,12 @@ static int realize_plan(void *ctx, double x[TAGG_TV_COUNT_])
     const struct realize_ctx *c  = ctx;
     tagg_call_in_t            in = *c->in;
     apply_choice(&in, x, c->forced, c->e->bufsize);
-    return planned_settings(c->f, c->e, &in, x);
+    if (planned_settings(c->f, c->e, &in, x) < 0)
+        return -1;
+    for (int i = 0; i < c->nskip; i++)
+        if (run_class(x) == c->skip[i])
+            return -1;
+    return 0;
 }
 
 /* The settings a realized choice x sets in the call's input (apply_choice),
@@ -464,7 +484,7 @@ static struct tune_setting setting_of(const tagg_call_in_t *in, const double x[T
     tagg_call_in_t c = *in;
     apply_choice(&c, x, forced, limit);
     return (struct tune_setting){.mode = (int)c.mode, .naggr = c.naggr, .throttle = c.throttle,
-                                 .bufsize = c.bufsize, .pred = pred};
+                                 .bufsize = c.bufsize, .pred = pred, .cls = run_class(x)};
 }
 
 static void setting_apply(tagg_call_in_t *in, const struct tune_setting *s)
@@ -494,11 +514,31 @@ static int rival_other(const tagg_file_t *f, const tagg_engine_t *e, const tagg_
     memcpy(fr, forced, sizeof fr);
     x[TAGG_TV_DIRECT] = !choice_direct, fr[TAGG_TV_DIRECT] = 1; /* the kind stays as set here */
     other.mode        = choice_direct ? TAGG_AGGREGATE_ALWAYS : TAGG_AGGREGATE_NEVER;
-    struct realize_ctx rc = {&other, fr, e, f};
+    struct realize_ctx rc = {&other, fr, e, f, 0, {0, 0}};
     double             t  = tagg_tune_choose_realized(e->tune, x, fr, upper, realize_plan, &rc);
     if (t < 0 || (x[TAGG_TV_DIRECT] >= 0.5) == (choice_direct != 0) || !(t <= TAGG_TUNE_RIVAL_BAND * t_choice))
         return 0;
     *out = setting_of(&other, x, fr, e->bufsize, t);
+    return 1;
+}
+
+/* The measured check's challenger (tune.h): the model's best realized setting
+ * of another class than both the choice's and the rival's, if its predicted
+ * time is at most TAGG_TUNE_RIVAL_BAND times the choice's; 0 when there is none. */
+static int challenger_of(const tagg_file_t *f, const tagg_engine_t *e, const tagg_call_in_t *in,
+                         const double start[TAGG_TV_COUNT_], const int forced[TAGG_TV_COUNT_],
+                         const double upper[TAGG_TV_COUNT_], const struct tune_setting *choice,
+                         const struct tune_setting *rival, struct tune_setting *out)
+{
+    if (!(choice->pred > 0))
+        return 0;
+    double x[TAGG_TV_COUNT_];
+    memcpy(x, start, sizeof x);
+    struct realize_ctx rc = {in, forced, e, f, 2, {choice->cls, rival->cls}};
+    double             t  = tagg_tune_choose_realized(e->tune, x, forced, upper, realize_plan, &rc);
+    if (t < 0 || !(t <= TAGG_TUNE_RIVAL_BAND * choice->pred))
+        return 0;
+    *out = setting_of(in, x, forced, e->bufsize, t);
     return 1;
 }
 
@@ -557,7 +597,7 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         double start[TAGG_TV_COUNT_], x0[TAGG_TV_COUNT_];
         memcpy(start, x, sizeof start);
         memcpy(x0, x, sizeof x0);
-        struct realize_ctx rc = {in, forced, e, f};
+        struct realize_ctx rc = {in, forced, e, f, 0, {0, 0}};
         double t = tagg_tune_choose_realized(e->tune, x, forced, upper, realize_plan, &rc);
         if (t < 0)
             return 0; /* no candidate the plan runs: the cost model, not remembered */
@@ -572,7 +612,8 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         struct tune_setting cost  = {.cost = 1, .mode = x0[TAGG_TV_DIRECT] >= 0.5 ? TAGG_AGGREGATE_NEVER
                                                                                   : TAGG_AGGREGATE_ALWAYS,
                                      .naggr = (int)x0[TAGG_TV_AGGREGATORS], .throttle = (int)x0[TAGG_TV_THROTTLE],
-                                     .bufsize = (uint64_t)x0[TAGG_TV_BUFFER_SIZE], .pred = t0};
+                                     .bufsize = (uint64_t)x0[TAGG_TV_BUFFER_SIZE], .pred = t0,
+                                     .cls = run_class(x0)};
         int differs = planned && !same_run(x, x0);
         /* a predicted gain within the model's error does not override the cost model */
         memo->kept   = margin > 0 && (!planned || !(t < (1 - margin) * t0));
@@ -589,15 +630,23 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
                 memo->rival_name = differs ? (memo->kept ? "the model's choice" : "the cost model's choice")
                                  : memo->rival.mode == TAGG_AGGREGATE_NEVER ? "the model's direct rival"
                                                                             : "the model's aggregated rival";
+            memo->has_challenger = memo->has_rival && challenger_of(f, e, in, start, forced, upper, &memo->choice,
+                                                                    &memo->rival, &memo->challenger);
         }
         memo_keep(memo);
         if (f->cfg.verbose >= 2 && f->rank == 0) {
-            char                       rv[160] = "";
-            const struct tune_setting *r       = &memo->rival;
-            if (memo->has_rival && tagg_engine_check_reads(f))
-                snprintf(rv, sizeof rv, "; measured against %s, direct=%d aggregators=%d throttle=%d buffer_size=%llu "
-                         "(predicted %.6fs)", memo->rival_name, r->mode == TAGG_AGGREGATE_NEVER, r->naggr, r->throttle,
-                         (unsigned long long)r->bufsize, r->pred);
+            char                       rv[320] = "";
+            const struct tune_setting *r = &memo->rival, *c = &memo->challenger;
+            if (memo->has_rival && tagg_engine_check_reads(f)) {
+                int n = snprintf(rv, sizeof rv, "; measured against %s, direct=%d aggregators=%d throttle=%d "
+                                 "buffer_size=%llu (predicted %.6fs)", memo->rival_name, r->mode == TAGG_AGGREGATE_NEVER,
+                                 r->naggr, r->throttle, (unsigned long long)r->bufsize, r->pred);
+                if (memo->has_challenger && n > 0 && (size_t)n < sizeof rv)
+                    snprintf(rv + n, sizeof rv - (size_t)n, ", then the winner against the model's challenger, "
+                             "direct=%d aggregators=%d throttle=%d buffer_size=%llu (predicted %.6fs)",
+                             c->mode == TAGG_AGGREGATE_NEVER, c->naggr, c->throttle, (unsigned long long)c->bufsize,
+                             c->pred);
+            }
             if (memo->kept)
                 printf("tagg: tuning model kept the cost model's choice (predicted %.6fs for direct=%d aggregators=%d "
                        "throttle=%d buffer_size=%llu against %.6fs for its own; margin %.2f)%s\n",
@@ -613,8 +662,10 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
     const struct tune_setting *run = &memo->choice;
     if (memo->has_rival) {
         e->check_names[0] = memo->choice_name, e->check_names[1] = memo->rival_name;
-        if (tagg_engine_check_choose(f, e, check_key_of(memo), dir))
-            run = &memo->rival; /* timed against the choice, or timed faster (counted there) */
+        e->check_names[2] = "the model's challenger";
+        int c = tagg_engine_check_choose(f, e, check_key_of(memo), memo->has_challenger, dir);
+        if (c) /* timed against the choice, or timed faster (counted there) */
+            run = c == 2 ? &memo->challenger : &memo->rival;
     }
     setting_apply(in, run);
     if (run == &memo->choice) {

@@ -968,3 +968,34 @@ tagg_tune_check_t tagg_tune_check_next(tagg_tune_check_t state, const double *ch
         return TAGG_TUNE_CHECK_AGAIN; /* a close call: another round of each */
     return tr < tc ? TAGG_TUNE_CHECK_RIVAL : TAGG_TUNE_CHECK_CHOICE;
 }
+
+static int check_settled(tagg_tune_check_t s)
+{
+    return s == TAGG_TUNE_CHECK_RIVAL || s == TAGG_TUNE_CHECK_CHOICE;
+}
+
+tagg_tune_check_pick_t tagg_tune_check_pick(tagg_tune_check_t s0, tagg_tune_check_t s1, int challenger)
+{
+    tagg_tune_check_pick_t p = {.run = 0, .stage = 0, .pair = {0, 1}};
+    tagg_tune_check_t      s = s0;
+    if (check_settled(s0)) {
+        int winner = s0 == TAGG_TUNE_CHECK_RIVAL;
+        if (!challenger)
+            return (tagg_tune_check_pick_t){.run = winner, .stage = -1, .pair = {0, 1}};
+        p.stage = 1, p.pair[0] = winner, p.pair[1] = 2, s = s1;
+    }
+    switch (s) {
+    case TAGG_TUNE_CHECK_TRY_RIVAL:
+        p.run = p.pair[1], p.arm = 2;
+        break;
+    case TAGG_TUNE_CHECK_RIVAL:
+        p.run = p.pair[1], p.stage = -1;
+        break;
+    case TAGG_TUNE_CHECK_CHOICE:
+        p.run = p.pair[0], p.stage = -1;
+        break;
+    default: /* NONE, AGAIN, or a state no message sets: the stage's choice, timed */
+        p.run = p.pair[0], p.arm = 1;
+    }
+    return p;
+}

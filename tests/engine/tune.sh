@@ -218,6 +218,26 @@ grep 'raw_read_calls=[1-9]' sum.txt | tail -1 | grep -q 'tuned_calls=0 tuning_ke
 run "tuning_check=0: the margin's choice stands, no rival" "tuning model kept the cost model's choice" \
   "tuning=$work/kept.tune;tuning_check=0" --kernel array1d --dist uniform --size 256K --reps 3
 rival_reads "unchecked" "1:4194304 1:4194304 1:4194304" "0+0 0+0 0+0"
+# the challenger (tune.h): where the model's best setting of a third class (direct, or n aggregators,
+# with or without a throttle below n) is predicted within 1.5 times the choice, the winner of the first
+# trial is timed against it. A model that agrees with the cost model (direct reads of 256 KiB blocks,
+# ln t 0), its aggregated rival one aggregator (ln t 0.2), and two or four aggregators at ln t 0.3
+# (1.35 times: within the band), every aggregated read through 4 KiB rounds (about a hundred times
+# slower than direct, so direct wins each trial; which setting each file's read runs is asserted, not
+# its time). Reads: file 1 the choice, file 2 the rival (the process's first aggregated call: it makes
+# the engine's resources, so file 3's read is a new pattern), file 3 the choice, file 4 the rival, the
+# choice kept; file 5 the winner timed again, file 6 the challenger (two aggregators), the winner kept.
+sealed chal.tune "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 4\ninput is_read\ninput direct\ninput aggregators\ninput buffer_size\ncandidates direct 0 1\ncandidates aggregators 0 1 2 4\ncandidates buffer_size 4096\ncombine mean\ntrees 1\ntree 0 9\nnode 0 0 0.5 1 4 0\nnode 1 1 0.5 2 3 0\nnode 2 -1 0 -1 -1 5\nnode 3 -1 0 -1 -1 0\nnode 4 1 0.5 5 8 0\nnode 5 2 1.5 6 7 0\nnode 6 -1 0 -1 -1 0.2\nnode 7 -1 0 -1 -1 0.3\nnode 8 -1 0 -1 -1 0\n")"
+run "a third class within the band: the first trial's winner is timed against the model's challenger" \
+  "tuning check: the model's challenger read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 1 and 1 calls\): the model's choice" \
+  "tuning=$work/chal.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 9
+grep -q "tuning model chose direct=1 .*; measured against the model's aggregated rival, direct=0 aggregators=1 .*, then the winner against the model's challenger, direct=0 aggregators=2 " out.txt \
+  && ok "  ... the verbose line names the rival and the challenger" || bad "  ... $(grep -m1 'tuning model chose direct=1' out.txt)"
+reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":\([0-9]*\).*/\2/' | paste -sd' ')
+counts=$(grep 'raw_read_calls=[1-9]' sum.txt | grep -o 'tuning_trials=[0-9]* tuning_overruled=[0-9]*' | sed 's/tuning_trials=\([0-9]*\) tuning_overruled=\([0-9]*\)/\1+\2/' | paste -sd' ')
+[ "$reads" = "0 1 0 1 0 2 0 0 0" ] && [ "$counts" = "0+0 1+0 0+0 1+0 0+0 1+0 0+0 0+0 0+0" ] \
+  && ok "  ... reads by aggregators (0: direct) $reads; trials+overruled $counts" \
+  || bad "  ... reads by aggregators '$reads' (want 0 1 0 1 0 2 0 0 0); trials+overruled '$counts' (want 0+0 1+0 0+0 1+0 0+0 1+0 0+0 0+0 0+0)"
 run "model picks 1 aggregator" "domains=1 " "tuning=$work/a1.tune;aggregate=always" --kernel s3d --grid 32 32 32
 run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=always" --kernel s3d --grid 32 32 32
 # one process opens the file several times (write, read): the model is parsed once, then reused

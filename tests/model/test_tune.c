@@ -818,6 +818,41 @@ static void test_check_next(void **state)
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 3, NULL, 0, 0, 0), TAGG_TUNE_CHECK_NONE);
 }
 
+/* The check's stages (tune.h "the challenger"): which candidate runs, which stage times it, as what. */
+static void test_check_pick(void **state)
+{
+    (void)state;
+    enum { N = TAGG_TUNE_CHECK_NONE, T = TAGG_TUNE_CHECK_TRY_RIVAL, R = TAGG_TUNE_CHECK_RIVAL,
+           C = TAGG_TUNE_CHECK_CHOICE, A = TAGG_TUNE_CHECK_AGAIN };
+    const struct {
+        const char *why;
+        int         s0, s1, challenger;
+        int         run, stage, arm, p0, p1;
+    } pc[] = {
+        {"stage 0: the choice timed", N, N, 1, 0, 0, 1, 0, 1},
+        {"stage 0: the rival timed", T, N, 1, 1, 0, 2, 0, 1},
+        {"stage 0: a close call, the choice again", A, N, 1, 0, 0, 1, 0, 1},
+        {"stage 0 ignores s1 (the rival timed)", T, R, 1, 1, 0, 2, 0, 1},
+        {"no challenger: the rival settled", R, N, 0, 1, -1, 0, 0, 1},
+        {"no challenger: the choice settled", C, T, 0, 0, -1, 0, 0, 1},
+        {"stage 1: the winning rival timed again", R, N, 1, 1, 1, 1, 1, 2},
+        {"stage 1: the winning choice timed again", C, N, 1, 0, 1, 1, 0, 2},
+        {"stage 1: the challenger timed", C, T, 1, 2, 1, 2, 0, 2},
+        {"stage 1: a close call, the winner again", R, A, 1, 1, 1, 1, 1, 2},
+        {"stage 1: the challenger won", R, R, 1, 2, -1, 0, 1, 2},
+        {"stage 1: the rival held", R, C, 1, 1, -1, 0, 1, 2},
+        {"stage 1: the choice held", C, C, 1, 0, -1, 0, 0, 2},
+        {"stage 1: the challenger beat the choice", C, R, 1, 2, -1, 0, 0, 2},
+    };
+    for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++) {
+        tagg_tune_check_pick_t p = tagg_tune_check_pick(pc[i].s0, pc[i].s1, pc[i].challenger);
+        if (p.run != pc[i].run || p.stage != pc[i].stage || p.arm != pc[i].arm || p.pair[0] != pc[i].p0 ||
+            p.pair[1] != pc[i].p1)
+            fail_msg("pick case %zu (%s): run %d stage %d arm %d pair %d,%d; want %d %d %d %d,%d", i, pc[i].why, p.run,
+                     p.stage, p.arm, p.pair[0], p.pair[1], pc[i].run, pc[i].stage, pc[i].arm, pc[i].p0, pc[i].p1);
+    }
+}
+
 static void test_fuzz(void **state)
 {
     (void)state;
@@ -881,7 +916,7 @@ int main(void)
         cmocka_unit_test(test_per_byte),        cmocka_unit_test(test_effective_repeat),
         cmocka_unit_test(test_resident),        cmocka_unit_test(test_fast_path_exact),
         cmocka_unit_test(test_combos),          cmocka_unit_test(test_domain),
-        cmocka_unit_test(test_check_next),
+        cmocka_unit_test(test_check_next),      cmocka_unit_test(test_check_pick),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

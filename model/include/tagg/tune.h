@@ -327,6 +327,29 @@ tagg_tune_check_t tagg_tune_check_next(tagg_tune_check_t state, const double *ch
  * the middle two for an even n), v unchanged. */
 double tagg_tune_check_median(const double *v, int n);
 
+/* The challenger: two candidates cover at most two ways of running a read,
+ * and the best may be a third (session 57: local 1D random 4 MiB blocks, the
+ * model's one aggregator beat its direct rival, both at 75 % of two
+ * aggregators with throttle 1, which neither model proposed). So where the
+ * model's best setting of another class than both (a class: direct, or
+ * aggregated by n aggregators with or without a throttle below n) is
+ * predicted at most TAGG_TUNE_RIVAL_BAND times the choice's time, the check
+ * has a second stage: once the choice and the rival are settled, their
+ * winner is timed again against the challenger, by the same rules and with
+ * trials of its own, and the faster of the two runs from then on. The
+ * candidates: 0 the choice, 1 the rival, 2 the challenger. */
+typedef struct {
+    int run;     /* the candidate this call runs */
+    int stage;   /* the stage whose trial times it: 0, 1, or -1 (settled: not timed) */
+    int arm;     /* 1: it runs as the stage's choice, 2: as its rival; 0 when not timed */
+    int pair[2]; /* the stage's choice and rival (candidates), for the verbose lines */
+} tagg_tune_check_pick_t;
+
+/* Which candidate a read runs, from the states of stage 0 (s0: choice
+ * against rival) and stage 1 (s1: their winner against the challenger; read
+ * only where s0 is settled and there is a challenger). Pure. */
+tagg_tune_check_pick_t tagg_tune_check_pick(tagg_tune_check_t s0, tagg_tune_check_t s1, int challenger);
+
 /* ---- records (`record=FILE`): one JSON object a line ----------------------
  *
  *   {"tagg_record":8,"op":"write","file":"out.h5","ranks":2,...,"throttle":1,

@@ -227,7 +227,11 @@ rival_reads "unchecked" "1:4194304 1:4194304 1:4194304" "0+0 0+0 0+0"
 # its time). Reads: file 1 the choice, file 2 the rival (the process's first aggregated call: it makes
 # the engine's resources, so file 3's read is a new pattern), file 3 the choice, file 4 the rival, the
 # choice kept; file 5 the winner timed again, file 6 the challenger (two aggregators), the winner kept.
-sealed chal.tune "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 4\ninput is_read\ninput direct\ninput aggregators\ninput buffer_size\ncandidates direct 0 1\ncandidates aggregators 0 1 2 4\ncandidates buffer_size 4096\ncombine mean\ntrees 1\ntree 0 9\nnode 0 0 0.5 1 4 0\nnode 1 1 0.5 2 3 0\nnode 2 -1 0 -1 -1 5\nnode 3 -1 0 -1 -1 0\nnode 4 1 0.5 5 8 0\nnode 5 2 1.5 6 7 0\nnode 6 -1 0 -1 -1 0.2\nnode 7 -1 0 -1 -1 0.3\nnode 8 -1 0 -1 -1 0\n")"
+chal_model() { # NAME LEAF: ln t of reads by two or more aggregators
+  sealed "$1" "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 4\ninput is_read\ninput direct\ninput aggregators\ninput buffer_size\ncandidates direct 0 1\ncandidates aggregators 0 1 2 4\ncandidates buffer_size 4096\ncombine mean\ntrees 1\ntree 0 9\nnode 0 0 0.5 1 4 0\nnode 1 1 0.5 2 3 0\nnode 2 -1 0 -1 -1 5\nnode 3 -1 0 -1 -1 0\nnode 4 1 0.5 5 8 0\nnode 5 2 1.5 6 7 0\nnode 6 -1 0 -1 -1 0.2\nnode 7 -1 0 -1 -1 %s\nnode 8 -1 0 -1 -1 0\n" "$2")"
+}
+chal_model chal.tune 0.3      # e^0.3 = 1.35 times direct: within the band
+chal_model chal-far.tune 0.5  # e^0.5 = 1.65 times: outside, no challenger
 run "a third class within the band: the first trial's winner is timed against the model's challenger" \
   "tuning check: the model's challenger read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 1 and 1 calls\): the model's choice" \
   "tuning=$work/chal.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 9
@@ -238,6 +242,11 @@ counts=$(grep 'raw_read_calls=[1-9]' sum.txt | grep -o 'tuning_trials=[0-9]* tun
 [ "$reads" = "0 1 0 1 0 2 0 0 0" ] && [ "$counts" = "0+0 1+0 0+0 1+0 0+0 1+0 0+0 0+0 0+0" ] \
   && ok "  ... reads by aggregators (0: direct) $reads; trials+overruled $counts" \
   || bad "  ... reads by aggregators '$reads' (want 0 1 0 1 0 2 0 0 0); trials+overruled '$counts' (want 0+0 1+0 0+0 1+0 0+0 1+0 0+0 0+0 0+0)"
+run "a third class outside the band (1.65 times): no challenger, the first verdict stands" "tuning model chose direct=1" \
+  "tuning=$work/chal-far.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 7
+reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":\([0-9]*\).*/\2/' | paste -sd' ')
+[ "$reads" = "0 1 0 1 0 0 0" ] && ! grep -q "challenger" out.txt && ok "  ... reads by aggregators $reads, no challenger named" \
+  || bad "  ... reads by aggregators '$reads' (want 0 1 0 1 0 0 0); $(grep -m1 challenger out.txt)"
 run "model picks 1 aggregator" "domains=1 " "tuning=$work/a1.tune;aggregate=always" --kernel s3d --grid 32 32 32
 run "model picks 4 aggregators" "domains=4 " "tuning=$work/a4.tune;aggregate=always" --kernel s3d --grid 32 32 32
 # one process opens the file several times (write, read): the model is parsed once, then reused

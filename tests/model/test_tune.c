@@ -824,29 +824,31 @@ static void test_check_pick(void **state)
     (void)state;
     enum { N = TAGG_TUNE_CHECK_NONE, T = TAGG_TUNE_CHECK_TRY_RIVAL, R = TAGG_TUNE_CHECK_RIVAL,
            C = TAGG_TUNE_CHECK_CHOICE, A = TAGG_TUNE_CHECK_AGAIN };
-    static const char *why[] = {"stage 0: the choice timed", "stage 0: the rival timed",
-                                "stage 0: a close call, the choice again", "stage 0 ignores s1 (the rival timed)",
-                                "no challenger: the rival settled", "no challenger: the choice settled",
-                                "stage 1: the winning rival timed again", "stage 1: the winning choice timed again",
-                                "stage 1: the challenger timed", "stage 1: a close call, the winner again",
-                                "stage 1: the challenger won", "stage 1: the rival held", "stage 1: the choice held",
-                                "stage 1: the challenger beat the choice"};
-    /* state of stage 0, of stage 1, a challenger?; then the pick: run, stage, arm, pair */
     const struct {
-        int s0, s1, challenger;
-        int run, stage, arm, p0, p1;
+        const char *why;
+        int         s0, s1, challenger;
+        int         run, stage, arm, p0, p1;
     } pc[] = {
-        {N, N, 1, 0, 0, 1, 0, 1},  {T, N, 1, 1, 0, 2, 0, 1},  {A, N, 1, 0, 0, 1, 0, 1},  {T, R, 1, 1, 0, 2, 0, 1},
-        {R, N, 0, 1, -1, 0, 0, 1}, {C, T, 0, 0, -1, 0, 0, 1}, {R, N, 1, 1, 1, 1, 1, 2},  {C, N, 1, 0, 1, 1, 0, 2},
-        {C, T, 1, 2, 1, 2, 0, 2},  {R, A, 1, 1, 1, 1, 1, 2},  {R, R, 1, 2, -1, 0, 1, 2}, {R, C, 1, 1, -1, 0, 1, 2},
-        {C, C, 1, 0, -1, 0, 0, 2}, {C, R, 1, 2, -1, 0, 0, 2},
+        {"stage 0: the choice timed", N, N, 1, 0, 0, 1, 0, 1},
+        {"stage 0: the rival timed", T, N, 1, 1, 0, 2, 0, 1},
+        {"stage 0: a close call, the choice again", A, N, 1, 0, 0, 1, 0, 1},
+        {"stage 0 ignores s1 (the rival timed)", T, R, 1, 1, 0, 2, 0, 1},
+        {"no challenger: the rival settled", R, N, 0, 1, -1, 0, 0, 1},
+        {"no challenger: the choice settled", C, T, 0, 0, -1, 0, 0, 1},
+        {"stage 1: the winning rival timed again", R, N, 1, 1, 1, 1, 1, 2},
+        {"stage 1: the winning choice timed again", C, N, 1, 0, 1, 1, 0, 2},
+        {"stage 1: the challenger timed", C, T, 1, 2, 1, 2, 0, 2},
+        {"stage 1: a close call, the winner again", R, A, 1, 1, 1, 1, 1, 2},
+        {"stage 1: the challenger won", R, R, 1, 2, -1, 0, 1, 2},
+        {"stage 1: the rival held", R, C, 1, 1, -1, 0, 1, 2},
+        {"stage 1: the choice held", C, C, 1, 0, -1, 0, 0, 2},
+        {"stage 1: the challenger beat the choice", C, R, 1, 2, -1, 0, 0, 2},
     };
-    assert_int_equal(sizeof why / sizeof why[0], sizeof pc / sizeof pc[0]);
     for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++) {
         tagg_tune_check_pick_t p = tagg_tune_check_pick(pc[i].s0, pc[i].s1, pc[i].challenger);
         if (p.run != pc[i].run || p.stage != pc[i].stage || p.arm != pc[i].arm || p.pair[0] != pc[i].p0 ||
             p.pair[1] != pc[i].p1)
-            fail_msg("pick case %zu (%s): run %d stage %d arm %d pair %d,%d; want %d %d %d %d,%d", i, why[i], p.run,
+            fail_msg("pick case %zu (%s): run %d stage %d arm %d pair %d,%d; want %d %d %d %d,%d", i, pc[i].why, p.run,
                      p.stage, p.arm, p.pair[0], p.pair[1], pc[i].run, pc[i].stage, pc[i].arm, pc[i].p0, pc[i].p1);
     }
 }

@@ -285,7 +285,9 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "tuning_check: a close call, in percent: where the two medians differ by less than this share of " \
       "the choice's, each runs tuning_check times more, up to 3 rounds (at most 16 calls each), and the " \
       "medians of all their calls decide (values above 100 count calls a multiple apart as close); "      \
-      "0 = the first round decides")
+      "0 = no call is close. Either way a rival whose median is the smaller runs only once every round "  \
+      "is done (an overturn takes every round), and a choice ahead by this share or more after the "     \
+      "first is kept at once")
 
 extern const char *const tagg_backend_names[];
 extern const char *const tagg_strategy_names[];

@@ -5,7 +5,8 @@
  * model's where they differ, or the model's best of the other kind where they
  * agree) runs its choice K times, then the rival K times, and from then on
  * the one whose calls took the smaller median; where the medians are close
- * (tuning_check_close), both run K times more, up to three rounds. A pattern
+ * (tuning_check_close), or the rival's is the smaller (an overturn takes
+ * every round), both run K times more, up to three rounds. A pattern
  * with a challenger (tune.h) then times their winner against it, a second
  * stage with a trial and a verdict of its own (its key: stage_key). Only the file's rank 0 times
  * a call (from the call's start to the end of its error agreement, so the
@@ -30,6 +31,7 @@
  * worker threads, in any order: not checked either. */
 #include "engine.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -192,7 +194,10 @@ void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, int rc)
         const char *cn = e->check_names[e->check_pair[0]] ? e->check_names[e->check_pair[0]] : "the choice";
         const char *rn = e->check_names[e->check_pair[1]] ? e->check_names[e->check_pair[1]] : "the rival";
         char        then[160];
-        if (next == TAGG_TUNE_CHECK_AGAIN)
+        if (next == TAGG_TUNE_CHECK_AGAIN && trv < tc && !(fabs(trv - tc) < f->cfg.tuning_check_close / 100.0 * tc))
+            snprintf(then, sizeof then, "%s ahead, another %d of each before it runs (an overturn takes every round)",
+                     rn, k);
+        else if (next == TAGG_TUNE_CHECK_AGAIN)
             snprintf(then, sizeof then, "a close call, another %d of each", k);
         else
             snprintf(then, sizeof then, "%s for this pattern from now on", next == TAGG_TUNE_CHECK_RIVAL ? rn : cn);

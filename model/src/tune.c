@@ -964,8 +964,11 @@ tagg_tune_check_t tagg_tune_check_next(tagg_tune_check_t state, const double *ch
     if (nc < 1)
         return TAGG_TUNE_CHECK_CHOICE;
     double tc = tagg_tune_check_median(choice, nc), tr = tagg_tune_check_median(rival, nr);
-    if (close > 0 && fabs(tr - tc) < close * tc && nc + k <= TAGG_TUNE_CHECK_MAX && nc < TAGG_TUNE_CHECK_ROUNDS * k)
+    int    another = nc + k <= TAGG_TUNE_CHECK_MAX && nc < TAGG_TUNE_CHECK_ROUNDS * k;
+    if (another && close > 0 && fabs(tr - tc) < close * tc)
         return TAGG_TUNE_CHECK_AGAIN; /* a close call: another round of each */
+    if (another && tr < tc)
+        return TAGG_TUNE_CHECK_AGAIN; /* an overturn takes every round */
     return tr < tc ? TAGG_TUNE_CHECK_RIVAL : TAGG_TUNE_CHECK_CHOICE;
 }
 

@@ -138,7 +138,8 @@ grep -q "domains=2 " out.txt && ! grep -q '"op":"write".*"direct":1' rec.jsonl &
 # the measured check (tuning_check=K): a model that prices reads through 4 KiB rounds fastest (ln t -5,
 # every other read 0; writes direct) where the cost model reads the blocks directly, a hundred times
 # faster (256 KiB a rank: 256 rounds). With K=1 the second file's read runs the model's choice (timed), the third the cost model's
-# (timed), and from then on the cost model's; the data checked every time by tagg-bench. Not a timed
+# (timed); the cost model's is ahead, and an overturn takes every round (tune.h), so files 4-7 run one more
+# of each twice, and from then on the cost model's; the data checked every time by tagg-bench. Not a timed
 # test: the two choices are 2 orders of magnitude apart, and which one each call runs is asserted.
 # rival_reads NAME WANT_READS WANT_COUNTS: reads (direct:round) and trials+overruled per read file of the last run (rec.jsonl, sum.txt)
 rival_reads() {
@@ -149,11 +150,16 @@ rival_reads() {
 }
 sealed chk.tune "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 3\ninput is_read\ninput direct\ninput buffer_size\ncandidates direct 0 1\ncandidates buffer_size 4096 4194304\ncombine mean\ntrees 1\ntree 0 7\nnode 0 0 0.5 1 4 0\nnode 1 1 0.5 2 3 0\nnode 2 -1 0 -1 -1 5\nnode 3 -1 0 -1 -1 0\nnode 4 2 8192 5 6 0\nnode 5 -1 0 -1 -1 -5\nnode 6 -1 0 -1 -1 0\n")"
 run "measured check: the model's 4 KiB-round reads timed against the cost model's direct reads" \
-  "tuning check: the cost model's choice read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 1 and 1 calls\): the cost model's choice" \
-  "tuning=$work/chk.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 5
-# reads of files 1 and 2 by the model (4 KiB rounds; file 1's is another pattern: it made the buffers),
-# file 3's the trial, files 4 and 5 the verdict; the read files' summaries count trials+overruled
-rival_reads "cost model's rival" "0:4096 0:4096 1:4194304 1:4194304 1:4194304" "0+0 0+0 1+0 0+1 0+1"
+  "tuning check: the cost model's choice read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 3 and 3 calls\): the cost model's choice for this pattern" \
+  "tuning=$work/chk.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 9
+# reads of file 1 by the model (4 KiB rounds; another pattern: it made the buffers), files 2/4/6 the
+# choice, 3/5/7 the rival, files 8 and 9 the verdict; the read files' summaries count trials+overruled
+rival_reads "cost model's rival" "0:4096 0:4096 1:4194304 0:4096 1:4194304 0:4096 1:4194304 1:4194304 1:4194304" \
+  "0+0 0+0 1+0 0+0 1+0 0+0 1+0 0+1 0+1"
+n1=$(grep -c "medians of 1 and 1 calls): the cost model's choice ahead, another 1 of each before it runs" out.txt)
+n2=$(grep -c "medians of 2 and 2 calls): the cost model's choice ahead, another 1 of each before it runs" out.txt)
+[ "$n1" = 1 ] && [ "$n2" = 1 ] && ok "  ... the rival ahead after rounds 1 and 2: another round each time" \
+  || bad "  ... 'ahead' lines: round 1 $n1, round 2 $n2 (want 1 and 1)"
 # a close call (tuning_check_close): medians closer than the share run another round of each, up to 3
 # rounds; 100000 % makes calls up to 1000 times apart close, so the rounds are asserted, not timed. Reads:
 # file 1 the buffers, files 2/4/6 the choice, 3/5/7 the rival, the last 3 of each deciding, file 8 the verdict
@@ -173,15 +179,15 @@ reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":
 # unchecked files first: the first one's read makes the buffers, another pattern; the second meets the
 # checked file's pattern before it; until the fix the memo then said "same choice", never checked)
 rm -f recu.jsonl recc.jsonl
-HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 5 --rotate 0 --dir "$work" \
+HDF5_PLUGIN_PATH=$PLUGIN_DIR timeout 300 "$MPIEXEC" $NPFLAG 4 ${PREFLAGS:-} "$BENCH" --reps 9 --rotate 0 --dir "$work" \
   --variants unchk,unchk2,chk --extra-tagg "unchk=record=$work/recu.jsonl;tuning=$work/chk.tune;tuning_check=0" \
   --extra-tagg "unchk2=record=$work/recu.jsonl;tuning=$work/chk.tune;tuning_check=0" \
   --extra-tagg "chk=record=$work/recc.jsonl;tuning=$work/chk.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K > out.txt 2>&1
 rc=$?
 ru=$(grep '"op":"read"' recu.jsonl | grep -c '"direct":0,"aggregators":1,"buffer_size":4096')
 rc3=$(grep '"op":"read"' recc.jsonl | tail -3 | grep -c '"direct":1')
-[ $rc = 0 ] && [ "$ru" = 10 ] && [ "$rc3" = 3 ] && ok "unchecked files first, a checked one after: the checked file's last reads direct ($rc3 of 3), the unchecked's as the model says ($ru of 10)" \
-  || bad "unchecked then checked: exit $rc, unchecked reads by the model $ru (want 10), checked last reads direct $rc3 (want 3)"
+[ $rc = 0 ] && [ "$ru" = 18 ] && [ "$rc3" = 3 ] && ok "unchecked files first, a checked one after: the checked file's last reads direct ($rc3 of 3), the unchecked's as the model says ($ru of 18)" \
+  || bad "unchecked then checked: exit $rc, unchecked reads by the model $ru (want 18), checked last reads direct $rc3 (want 3)"
 # the check's other rivals (tune.h): a model whose read choice is the cost model's (direct reads of 256 KiB
 # blocks) has a rival of the other kind, the model's best aggregated read, when it predicts it within 1.5
 # times; a margin that keeps the cost model's read choice makes the model's own choice its rival. Each
@@ -213,6 +219,14 @@ run "the margin keeps the cost model's read choice: the model's choice is its ti
   "tuning check: the model's choice read in [0-9.]+s, the cost model's choice in [0-9.]+s \(medians of 1 and 1 calls\): the cost model's choice" \
   "tuning=$work/kept.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 5
 rival_reads "margin" "1:4194304 0:4096 1:4194304 0:4096 1:4194304" "0+0 1+0 0+0 1+0 0+0"
+# a close call where the choice is the faster: a choice ahead by more than the close share is kept after
+# one round (above); with every call close (100000 %) each runs two more before it is kept (files 3/5/7
+# the choice, 4/6/8 the rival, file 9 the verdict)
+run "a close call kept by the choice: two more rounds of each, then the choice" \
+  "tuning check: the model's choice read in [0-9.]+s, the cost model's choice in [0-9.]+s \(medians of 3 and 3 calls\): the cost model's choice" \
+  "tuning=$work/kept.tune;tuning_check=1;tuning_check_close=100000" --kernel array1d --dist uniform --size 256K --reps 9
+rival_reads "close, the choice kept" "1:4194304 0:4096 1:4194304 0:4096 1:4194304 0:4096 1:4194304 0:4096 1:4194304" \
+  "0+0 1+0 0+0 1+0 0+0 1+0 0+0 1+0 0+0"
 grep 'raw_read_calls=[1-9]' sum.txt | tail -1 | grep -q 'tuned_calls=0 tuning_kept=1 ' && ok "  ... the verdict's reads count as kept" \
   || bad "  ... last read file: $(grep 'raw_read_calls=[1-9]' sum.txt | tail -1 | grep -o 'tuned_calls=[0-9]* tuning_kept=[0-9]*')"
 run "tuning_check=0: the margin's choice stands, no rival" "tuning model kept the cost model's choice" \

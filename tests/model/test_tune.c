@@ -759,20 +759,25 @@ static void test_check_next(void **state)
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 2, NULL, 0, 3, 0), TAGG_TUNE_CHECK_NONE);
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 3, NULL, 0, 3, 0), TAGG_TUNE_CHECK_TRY_RIVAL);
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 1, NULL, 0, 1, 0), TAGG_TUNE_CHECK_TRY_RIVAL);
-    /* the trial: not yet k rival calls; then the faster median wins, a tie keeps the choice */
+    /* the trial: not yet k rival calls; then a faster choice is kept at once, a tie keeps it too, and a
+     * faster rival takes every round (k = 3: another round of each), then wins (k = 1: 3 calls are all 3
+     * rounds) */
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, slow, 3, fast, 2, 3, 0), TAGG_TUNE_CHECK_TRY_RIVAL);
-    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, slow, 3, fast, 3, 3, 0), TAGG_TUNE_CHECK_RIVAL);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, slow, 3, fast, 3, 3, 0), TAGG_TUNE_CHECK_AGAIN);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, slow, 3, fast, 3, 1, 0), TAGG_TUNE_CHECK_RIVAL);
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, fast, 3, slow, 3, 3, 0), TAGG_TUNE_CHECK_CHOICE);
+    assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, same, 3, same, 3, 3, 0), TAGG_TUNE_CHECK_CHOICE);
     /* a rival runs as many calls as the choice ran (choice calls timed while the ranks' tables disagreed) */
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, same, 3, slow + 2, 1, 1, 0), TAGG_TUNE_CHECK_TRY_RIVAL);
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, same, 3, slow, 3, 1, 0), TAGG_TUNE_CHECK_CHOICE);
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, same, 3, fast, 3, 1, 0), TAGG_TUNE_CHECK_RIVAL);
-    /* one slow choice call among three does not decide: the medians do (1, 2, 30 against 1.5 x 3) */
+    /* one slow choice call among three does not decide: the medians do (1, 2, 30 against 1.5 x 3; k = 1,
+     * the rounds done) */
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, (const double[]){1, 30, 2}, 3,
-                                          (const double[]){1.5, 1.5, 1.5}, 3, 3, 0),
+                                          (const double[]){1.5, 1.5, 1.5}, 3, 1, 0),
                      TAGG_TUNE_CHECK_RIVAL);
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, (const double[]){1, 30, 1.2}, 3,
-                                          (const double[]){1.5, 1.5, 1.5}, 3, 3, 0),
+                                          (const double[]){1.5, 1.5, 1.5}, 3, 1, 0),
                      TAGG_TUNE_CHECK_CHOICE);
     /* a trial whose choice times were lost (the process's trials given up): the choice */
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_TRY_RIVAL, NULL, 0, fast, 3, 3, 0), TAGG_TUNE_CHECK_CHOICE);
@@ -780,18 +785,25 @@ static void test_check_next(void **state)
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_RIVAL, fast, 3, slow, 3, 3, 0), TAGG_TUNE_CHECK_RIVAL);
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_CHOICE, slow, 3, fast, 3, 3, 0), TAGG_TUNE_CHECK_CHOICE);
     /* a close call (medians within close x the choice's): another round, until they part or the rounds are
-     * done; the rounds that do not fit in TAGG_TUNE_CHECK_MAX calls are not taken; counts at the maximum
-     * move on, whatever the other's count (no state waits for ever) */
+     * done; a rival ahead by more than that takes every round too (an overturn takes every round); the
+     * rounds that do not fit in TAGG_TUNE_CHECK_MAX calls are not taken; counts at the maximum move on,
+     * whatever the other's count (no state waits for ever). e9 against f9 is session 61's story: a rival
+     * ahead in round 1 (1.5 against 2) and behind once the choice's later calls ran at their speed */
     const double c9[] = {1.00, 1.02, 0.98, 1.01, 0.99, 1.00, 1.03, 0.97, 1.00};
     const double r9[] = {0.95, 0.96, 0.94, 0.95, 0.96, 0.94, 0.95, 0.96, 0.94};
+    const double e9[] = {2, 2, 2, 1, 1, 1, 1, 1, 1}, f9[] = {1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5};
     double       c16[TAGG_TUNE_CHECK_MAX], r16[TAGG_TUNE_CHECK_MAX];
     for (int i = 0; i < TAGG_TUNE_CHECK_MAX; i++)
         c16[i] = 1, r16[i] = 0.99;
     enum { T = TAGG_TUNE_CHECK_TRY_RIVAL, A = TAGG_TUNE_CHECK_AGAIN, R = TAGG_TUNE_CHECK_RIVAL, C = TAGG_TUNE_CHECK_CHOICE };
-    static const char *why[] = {"round 1 close", "close 4 %", "close 6 %", "close 0", "AGAIN: 2 of 3 more",
+    static const char *why[] = {"round 1 close", "close 4 %: the rival 5 % ahead, another round", "close 6 %",
+                                "close 0: the rival ahead, another round", "AGAIN: 2 of 3 more",
                                 "AGAIN: 3 more", "rival: 5 of 6", "round 2 close", "round 3 decides",
                                 "round 3 decides (swapped)", "k 6: round 2 fits", "k 6: round 3 does not fit",
-                                "k 16", "AGAIN at the maximum", "TRY_RIVAL at the maximum", "clear in round 1"};
+                                "k 16", "AGAIN at the maximum", "TRY_RIVAL at the maximum",
+                                "the rival clear in round 1: another round", "the choice clear in round 1: kept",
+                                "the choice clear in round 1, close 0: kept", "session 61, round 1: the rival ahead",
+                                "session 61, round 3: the choice kept", "the rival ahead in round 3: it runs"};
     const struct {
         int           state;
         const double *c;
@@ -801,12 +813,13 @@ static void test_check_next(void **state)
         double        close;
         int           want;
     } cc[] = {
-        {T, c9, 3, r9, 3, 3, 0.1, A},      {T, c9, 3, r9, 3, 3, 0.04, R},      {T, c9, 3, r9, 3, 3, 0.06, A},
-        {T, c9, 3, r9, 3, 3, 0, R},        {A, c9, 5, r9, 3, 3, 0.1, A},       {A, c9, 6, r9, 3, 3, 0.1, T},
+        {T, c9, 3, r9, 3, 3, 0.1, A},      {T, c9, 3, r9, 3, 3, 0.04, A},      {T, c9, 3, r9, 3, 3, 0.06, A},
+        {T, c9, 3, r9, 3, 3, 0, A},        {A, c9, 5, r9, 3, 3, 0.1, A},       {A, c9, 6, r9, 3, 3, 0.1, T},
         {T, c9, 6, r9, 5, 3, 0.1, T},      {T, c9, 6, r9, 6, 3, 0.1, A},       {T, c9, 9, r9, 9, 3, 0.1, R},
         {T, r9, 9, c9, 9, 3, 0.1, C},      {T, c16, 6, r16, 6, 6, 0.1, A},     {T, c16, 12, r16, 12, 6, 0.1, R},
         {T, c16, 16, r16, 16, 16, 0.1, R}, {A, c16, 16, r16, 14, 3, 0.1, T},   {T, c16, 16, r16, 16, 3, 0.1, R},
-        {T, slow, 3, fast, 3, 3, 0.1, R},
+        {T, slow, 3, fast, 3, 3, 0.1, A},  {T, fast, 3, slow, 3, 3, 0.1, C},   {T, fast, 3, slow, 3, 3, 0, C},
+        {T, e9, 3, f9, 3, 3, 0.1, A},      {T, e9, 9, f9, 9, 3, 0.1, C},       {T, f9, 9, e9, 9, 3, 0.1, R},
     };
     assert_int_equal(sizeof why / sizeof why[0], sizeof cc / sizeof cc[0]);
     for (size_t i = 0; i < sizeof cc / sizeof cc[0]; i++) {

@@ -36,7 +36,7 @@ def roundtrip(comm, name, salt):
 
 a = world.Split(world.rank // 2, world.rank)
 if world.rank < 2:
-    for i in range(4):
+    for i in range(8):  # 3 rounds of the model's choice and the cost model's (an overturn takes every round), then 2 more
         roundtrip(a, f"a-{i}.h5", i)
 world.Barrier()
 pair = world.Split(world.rank % 2, world.rank)

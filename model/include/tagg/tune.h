@@ -295,8 +295,16 @@ double tagg_tune_choose_realized(const tagg_tune_model_t *m, double x[TAGG_TV_CO
  * then the medians of all their calls decide. Three calls of each on a noisy
  * file system can pick the slower (session 57: GlusterFS reads of 8 MiB
  * blocks, an aggregated rival 8 % slower won 3 against 3); more calls where
- * the two are close cost little, as either runs about as fast. The states
- * of a pattern: */
+ * the two are close cost little, as either runs about as fast. And an
+ * overturn takes every round: where the rival's median is the smaller, by
+ * any share, each runs K times more while a round fits, and only the medians
+ * of all their calls can make the rival run (session 61: local reads of
+ * 8 MiB blocks, direct beat one aggregator 3 against 3 in calls made while
+ * direct reads ran at twice their later speed, then two aggregators beat
+ * direct 3 against 3, and the reads ran at 75 % of the best where the
+ * model's own choice ran at 89 %). A choice that wins its first round by
+ * the close share or more is kept at once: the burden of proof is the
+ * rival's. The states of a pattern: */
 typedef enum {
   TAGG_TUNE_CHECK_NONE      = 0, /* the choice runs and is timed */
   TAGG_TUNE_CHECK_TRY_RIVAL = 1, /* the rival runs and is timed */
@@ -315,11 +323,13 @@ typedef enum {
  * states stay. NONE and AGAIN move to TRY_RIVAL once the choice has run k
  * calls more than the rival (or TAGG_TUNE_CHECK_MAX). TRY_RIVAL waits until
  * the rival has run at least k calls and as many as the choice (or
- * TAGG_TUNE_CHECK_MAX), then: AGAIN where the medians differ by less than
- * close times the choice's and another round fits (nc + k at most
- * TAGG_TUNE_CHECK_MAX, nc below TAGG_TUNE_CHECK_ROUNDS times k); else RIVAL
- * where the rival's median is below the choice's, CHOICE otherwise (also when
- * no choice call is known). Pure: the same on every process. */
+ * TAGG_TUNE_CHECK_MAX), then, where another round fits (nc + k at most
+ * TAGG_TUNE_CHECK_MAX, nc below TAGG_TUNE_CHECK_ROUNDS times k): AGAIN where
+ * the medians differ by less than close times the choice's, or where the
+ * rival's median is below the choice's (an overturn takes every round).
+ * Otherwise RIVAL where the rival's median is below the choice's, CHOICE
+ * otherwise (also when no choice call is known). Pure: the same on every
+ * process. */
 tagg_tune_check_t tagg_tune_check_next(tagg_tune_check_t state, const double *choice, int nc, const double *rival,
                                        int nr, int k, double close);
 

@@ -907,3 +907,82 @@ def test_a_write_gets_its_share_of_its_files_deferred_time(tmp_path):
     (tmp_path / "r.jsonl.runs").write_text(json.dumps({"kernel": "k", "records": [1, 12], "csv": "/nonexistent"}) + "\n")
     rows = tt.attach_variants(tt.attach_kernels(tt.read_records([str(rec)]), [str(rec)]), [str(rec)])
     assert tt.add_deferred_writes(rows) == 0 and all(r[tt.TARGET] == 0.01 for r in rows)
+
+
+def run_check(k, close, lines):
+    return subprocess.run([EVAL, "--check", str(k), str(close)], input="".join(l + "\n" for l in lines),
+                          capture_output=True, text=True)
+
+
+def replay_line(c, r):
+    assert len(c) == len(r)
+    return "%d %s %s" % (len(c), " ".join(map(repr, c)), " ".join(map(repr, r)))
+
+
+def test_check_replay_runs_the_engines_rule():
+    # tagg-tune-eval --check: the library's state machine (tune.h), call i taking
+    # the i-th time of whichever candidate it runs; K = 3, close 10 %
+    n = 34
+    p = run_check(3, 10, [
+        replay_line([1.0] * n, [2.0] * n),  # the choice ahead by far: kept after one round (3 + 3 calls)
+        replay_line([2.0] * n, [1.0] * n),  # the rival ahead: every round (9 + 9), then the rival
+        # session 61: a rival fast in its first calls only (calls 3-5), slow in its next (9-11): the
+        # choice is ahead over 6 + 6 and kept there, where one round would have made the rival run
+        replay_line([1.0] * n, [0.8] * 6 + [1.6] * (n - 6)),
+        replay_line([1.0] * n, [0.99] * n),  # close every round: 3 rounds, then the medians (the rival)
+        replay_line([1.0] * 5, [2.0] * 5),  # too few calls to settle
+    ])
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split("\n")[:5] == ["0 6", "1 18", "0 12", "1 18", "-1 5"], p.stdout
+    # K = 1: rounds of one call; close 0: a choice ahead by any share is kept at once
+    p = run_check(1, 0, [replay_line([1.0] * n, [1.01] * n), replay_line([1.01] * n, [1.0] * n)])
+    assert p.returncode == 0 and p.stdout.split("\n")[:2] == ["0 2", "1 6"], p.stdout + p.stderr
+    # bad input: a message and a failure, never a guess
+    p = run_check(3, 10, ["3 1 2 3 4 5"])
+    assert p.returncode == 1 and "a line needs N and 2N seconds" in p.stderr, p.stderr
+    for k, close in ((0, 10), (17, 10), (3, -1), ("x", 10)):
+        p = run_check(k, close, [])
+        assert p.returncode == 2 and "--check K CLOSE" in p.stderr, (k, close, p.stderr)
+
+
+def test_replay_reports_the_checks_outcomes(tmp_path):
+    # an explore run of two settings x 40 repetitions (each file written and
+    # read by one call): "a" reads in 1.0 s, "b" in 0.5 s in its first 8
+    # repetitions and 1.2 s in the other 32 (its median: 1.2, below 90 % of
+    # a's bandwidth). tagg-tune replay runs the check from each of the
+    # 40 - 34 + 1 = 7 starts s of both ordered pairs: 14 replays; call i takes
+    # repetition s + i + 1 of the setting it runs
+    rec, csv = tmp_path / "r.jsonl", tmp_path / "run.csv"
+    lines, rows_csv = [], []
+    for rep in range(1, 41):
+        for pos, variant in enumerate(("a", "b"), 1):
+            t = 1.0 if variant == "a" else 0.5 if rep <= 8 else 1.2
+            for op, secs in (("write", 0.01), ("read", t)):
+                r = {k: 0 for k in tt.VOCAB}
+                r.update(tagg_record=8, op=op, file="f.h5", ranks=2, bytes_per_rank=1, is_read=int(op == "read"),
+                         t_plan=0, t_move=0, t_fs=0, t_total=secs)
+                r.update({k: 0.0 for k in tt.COSTS})
+                lines.append(json.dumps(r))
+            rows_csv.append("k,2,shared,%s,%d,ok,8,0.1,1,0.1,1,drop,%d" % (variant, rep, pos))
+    rec.write_text("\n".join(lines) + "\n")
+    csv.write_text("kernel,ranks,files,variant,rep,status,bytes,write_s,write_MiBs,read_s,read_MiBs,read_cache,position\n"
+                   + "\n".join(rows_csv) + "\n")
+    (tmp_path / "r.jsonl.runs").write_text(json.dumps({"kernel": "k", "records": [1, len(lines)], "csv": str(csv)}) + "\n")
+    env = dict(os.environ, TAGG_TUNE_EVAL=EVAL)
+    p = subprocess.run([sys.executable, TOOL, "replay", str(rec), "--k", "3,1"], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert "14 replays (2 ordered pairs of settings 1.10..1.60 times apart" in p.stdout, p.stdout
+    got = {l.split()[0]: l.split()[1:] for l in p.stdout.splitlines() if l.split() and l.split()[0].isdigit()}
+    # K = 3. a the choice: b's round-1 calls (3-5) are fast from starts 0-3, so b is ahead and every round
+    # runs; b's slow later calls keep a (18 calls from starts 0-2; start 3 settles at 12, b behind after 6);
+    # from starts 4-6 a is ahead at once (6 calls). b the choice: its first calls are fast from every start,
+    # so b is kept at once, 7 misses (6 calls each). 7 of 14 below 90 %, no overturn, 126 / 14 calls
+    assert got["3"] == ["10%", "14", "50.00%", "0.00%", "9.0"], p.stdout
+    # K = 1: a the choice, b's call 1 is fast from every start: b ahead, 3 rounds; its calls 3 and 5
+    # keep it ahead from starts 0-4 (5 overturns, 5 misses), not from 5-6 (a kept), 6 calls each; b the
+    # choice kept after 2 calls from every start (7 misses): 12 of 14, 5 overturns, 56 / 14 calls
+    assert got["1"] == ["10%", "14", "85.71%", "35.71%", "4.0"], p.stdout
+    # no pair in the band, no replay: a message and a failure
+    p = subprocess.run([sys.executable, TOOL, "replay", str(rec), "--band", "2,3"], capture_output=True, text=True,
+                       env=env)
+    assert p.returncode == 1 and "no pair of settings within --band" in p.stderr, p.stderr

@@ -372,6 +372,7 @@ static int tapioca_open_shared(tagg_file_t *f, int ok)
 
 static int tapioca_close(tagg_file_t *f)
 {
+    tagg_engine_check_close(f, f->backend); /* the measured check's last window of this file */
     engine_free(f->backend);
     f->backend = NULL;
     return 0;
@@ -612,7 +613,7 @@ static void tapioca_done(tagg_file_t *f, tagg_dir_t dir, int rc)
 {
     if (f->backend) {
         tagg_engine_record_done(f, f->backend, dir, rc);
-        tagg_engine_check_done(f, f->backend, rc);
+        tagg_engine_check_done(f, f->backend, dir, rc);
     }
 }
 

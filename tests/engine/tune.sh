@@ -150,26 +150,42 @@ rival_reads() {
 }
 sealed chk.tune "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 3\ninput is_read\ninput direct\ninput buffer_size\ncandidates direct 0 1\ncandidates buffer_size 4096 4194304\ncombine mean\ntrees 1\ntree 0 7\nnode 0 0 0.5 1 4 0\nnode 1 1 0.5 2 3 0\nnode 2 -1 0 -1 -1 5\nnode 3 -1 0 -1 -1 0\nnode 4 2 8192 5 6 0\nnode 5 -1 0 -1 -1 -5\nnode 6 -1 0 -1 -1 0\n")"
 run "measured check: the model's 4 KiB-round reads timed against the cost model's direct reads" \
-  "tuning check: the cost model's choice read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 3 and 3 calls\): the cost model's choice for this pattern" \
+  "tuning check: the cost model's choice read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 3 and 3 calls, with [0-9]+ and [0-9]+ later reads of their files\): the cost model's choice for this pattern" \
   "tuning=$work/chk.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 9
 # reads of file 1 by the model (4 KiB rounds; another pattern: it made the buffers), files 2/4/6 the
 # choice, 3/5/7 the rival, files 8 and 9 the verdict; the read files' summaries count trials+overruled
 rival_reads "cost model's rival" "0:4096 0:4096 1:4194304 0:4096 1:4194304 0:4096 1:4194304 1:4194304 1:4194304" \
   "0+0 0+0 1+0 0+0 1+0 0+0 1+0 0+1 0+1"
-n1=$(grep -c "medians of 1 and 1 calls): the cost model's choice ahead, another 1 of each before it runs" out.txt)
-n2=$(grep -c "medians of 2 and 2 calls): the cost model's choice ahead, another 1 of each before it runs" out.txt)
+n1=$(grep -c "medians of 1 and 1 calls, with 0 and 0 later reads of their files): the cost model's choice ahead, another 1 of each before it runs" out.txt)
+n2=$(grep -c "medians of 2 and 2 calls, with 0 and 0 later reads of their files): the cost model's choice ahead, another 1 of each before it runs" out.txt)
 [ "$n1" = 1 ] && [ "$n2" = 1 ] && ok "  ... the rival ahead after rounds 1 and 2: another round each time" \
   || bad "  ... 'ahead' lines: round 1 $n1, round 2 $n2 (want 1 and 1)"
 # a close call (tuning_check_close): medians closer than the share run another round of each, up to 3
 # rounds; 100000 % makes calls up to 1000 times apart close, so the rounds are asserted, not timed. Reads:
 # file 1 the buffers, files 2/4/6 the choice, 3/5/7 the rival, the last 3 of each deciding, file 8 the verdict
 run "a close call: two more rounds of each before the medians of 3 decide" \
-  "tuning check: the cost model's choice read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 3 and 3 calls\): the cost model's choice" \
+  "tuning check: the cost model's choice read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 3 and 3 calls, with [0-9]+ and [0-9]+ later reads of their files\): the cost model's choice" \
   "tuning=$work/chk.tune;tuning_check=1;tuning_check_close=100000" --kernel array1d --dist uniform --size 256K --reps 8
 rival_reads "close call" "0:4096 0:4096 1:4194304 0:4096 1:4194304 0:4096 1:4194304 1:4194304" "0+0 0+0 1+0 0+0 1+0 0+0 1+0 0+1"
-n1=$(grep -c "medians of 1 and 1 calls): a close call, another 1 of each" out.txt)
-n2=$(grep -c "medians of 2 and 2 calls): a close call, another 1 of each" out.txt)
+n1=$(grep -c "medians of 1 and 1 calls, with 0 and 0 later reads of their files): a close call, another 1 of each" out.txt)
+n2=$(grep -c "medians of 2 and 2 calls, with 0 and 0 later reads of their files): a close call, another 1 of each" out.txt)
 [ "$n1" = 1 ] && [ "$n2" = 1 ] && ok "  ... a close-call line after rounds 1 and 2" || bad "  ... close-call lines: round 1 $n1, round 2 $n2 (want 1 and 1)"
+# a timed call's window (engine_check.c): its time and the file's untimed reads after it, up to the next
+# timed call, a write or the close. tagg-bench reads a VPIC AoS file in 9 collective calls: the first two
+# ask new bytes (repeat 0), the other seven the same bytes again (repeat 1; the records say which). A
+# model that prices first reads through 4 KiB rounds fastest (ln t -5; direct 0) and re-reads direct (0;
+# aggregated 5: no rival in the band): the first two reads are checked against the cost model's direct
+# reads, the seven re-reads not; the second read's window takes them in (7 a file, 21 over 3 rounds of
+# one call each), the first's ends at the second
+sealed win.tune "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 4\ninput is_read\ninput repeat\ninput direct\ninput buffer_size\ncandidates direct 0 1\ncandidates buffer_size 4096 4194304\ncombine mean\ntrees 1\ntree 0 13\nnode 0 0 0.5 1 4 0\nnode 1 2 0.5 2 3 0\nnode 2 -1 0 -1 -1 5\nnode 3 -1 0 -1 -1 0\nnode 4 1 0.5 5 10 0\nnode 5 2 0.5 6 9 0\nnode 6 3 8192 7 8 0\nnode 7 -1 0 -1 -1 -5\nnode 8 -1 0 -1 -1 0\nnode 9 -1 0 -1 -1 0\nnode 10 2 0.5 11 12 0\nnode 11 -1 0 -1 -1 5\nnode 12 -1 0 -1 -1 0\n")"
+run "a timed read's window: the file's untimed re-reads after it are its doing" \
+  "tuning check: the cost model's choice read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 3 and 3 calls, with 21 and 21 later reads of their files\): the cost model's choice for this pattern" \
+  "tuning=$work/win.tune;tuning_check=1" --kernel vpic --layout aos --particles 8192 --reps 9
+grep -q "medians of 3 and 3 calls, with 0 and 0 later reads of their files): the cost model's choice for this pattern" out.txt \
+  && ok "  ... the first read's window ends at the second (0 later reads)" \
+  || bad "  ... first read's verdict: $(grep 'medians of 3 and 3' out.txt | grep -v 'with 21')"
+reps=$(grep '"op":"read"' rec.jsonl | tail -9 | sed 's/.*"repeat":\([01]\).*/\1/' | paste -sd' ')
+[ "$reps" = "0 0 1 1 1 1 1 1 1" ] && ok "  ... a file's reads by repeat: $reps" || bad "  ... a file's reads by repeat: '$reps' (want 0 0 1 1 1 1 1 1 1)"
 run "measured check off (tuning_check=0): every read as the model says" "tuning model chose direct=0" \
   "tuning=$work/chk.tune;tuning_check=0" --kernel array1d --dist uniform --size 256K --reps 3
 reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')
@@ -206,7 +222,7 @@ rival_model near.tune 0.2      # e^0.2 = 1.22 times direct: a near tie, the aggr
 rival_model far.tune 0.5       # e^0.5 = 1.65 times: outside the band, no rival
 rival_model kept.tune -0.1 0.5 # 10 % faster, within the margin 0.5: kept, the model's choice is the rival
 run "the model agrees with the cost model: its aggregated rival, predicted 1.22 times, is timed" \
-  "tuning check: the model's aggregated rival read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 1 and 1 calls\): the model's choice" \
+  "tuning check: the model's aggregated rival read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 1 and 1 calls, with [0-9]+ and [0-9]+ later reads of their files\): the model's choice" \
   "tuning=$work/near.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 5
 grep -q "tuning model chose direct=1 .*; measured against the model's aggregated rival, direct=0 aggregators=[0-9]* throttle=[-0-9]* buffer_size=4096" out.txt \
   && ok "  ... the verbose line names the rival" || bad "  ... no rival in: $(grep -m1 'tuning model chose direct=1' out.txt)"
@@ -216,14 +232,14 @@ run "a rival predicted 1.65 times the choice's time is not timed" "tuning model 
 ! grep -q "measured against\|tuning check" out.txt && ok "  ... no rival named, no check line" || bad "  ... $(grep -m1 'measured against\|tuning check' out.txt)"
 rival_reads "outside the band" "1:4096 1:4096 1:4096 1:4096 1:4096" "0+0 0+0 0+0 0+0 0+0"
 run "the margin keeps the cost model's read choice: the model's choice is its timed rival" \
-  "tuning check: the model's choice read in [0-9.]+s, the cost model's choice in [0-9.]+s \(medians of 1 and 1 calls\): the cost model's choice" \
+  "tuning check: the model's choice read in [0-9.]+s, the cost model's choice in [0-9.]+s \(medians of 1 and 1 calls, with [0-9]+ and [0-9]+ later reads of their files\): the cost model's choice" \
   "tuning=$work/kept.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 5
 rival_reads "margin" "1:4194304 0:4096 1:4194304 0:4096 1:4194304" "0+0 1+0 0+0 1+0 0+0"
 # a close call where the choice is the faster: a choice ahead by more than the close share is kept after
 # one round (above); with every call close (100000 %) each runs two more before it is kept (files 3/5/7
 # the choice, 4/6/8 the rival, file 9 the verdict)
 run "a close call kept by the choice: two more rounds of each, then the choice" \
-  "tuning check: the model's choice read in [0-9.]+s, the cost model's choice in [0-9.]+s \(medians of 3 and 3 calls\): the cost model's choice" \
+  "tuning check: the model's choice read in [0-9.]+s, the cost model's choice in [0-9.]+s \(medians of 3 and 3 calls, with [0-9]+ and [0-9]+ later reads of their files\): the cost model's choice" \
   "tuning=$work/kept.tune;tuning_check=1;tuning_check_close=100000" --kernel array1d --dist uniform --size 256K --reps 9
 rival_reads "close, the choice kept" "1:4194304 0:4096 1:4194304 0:4096 1:4194304 0:4096 1:4194304 0:4096 1:4194304" \
   "0+0 1+0 0+0 1+0 0+0 1+0 0+0 1+0 0+0"
@@ -247,7 +263,7 @@ chal_model() { # NAME LEAF: ln t of reads by two or more aggregators
 chal_model chal.tune 0.3      # e^0.3 = 1.35 times direct: within the band
 chal_model chal-far.tune 0.5  # e^0.5 = 1.65 times: outside, no challenger
 run "a third class within the band: the first trial's winner is timed against the model's challenger" \
-  "tuning check: the model's challenger read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 1 and 1 calls\): the model's choice" \
+  "tuning check: the model's challenger read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 1 and 1 calls, with [0-9]+ and [0-9]+ later reads of their files\): the model's choice" \
   "tuning=$work/chal.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 9
 grep -q "tuning model chose direct=1 .*; measured against the model's aggregated rival, direct=0 aggregators=1 .*, then the winner against the model's challenger, direct=0 aggregators=2 " out.txt \
   && ok "  ... the verbose line names the rival and the challenger" || bad "  ... $(grep -m1 'tuning model chose direct=1' out.txt)"

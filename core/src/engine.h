@@ -92,13 +92,14 @@ typedef struct tagg_engine {
     const char        *check_names[3]; /* the choice's, the rival's and the challenger's names, for the verbose lines */
     int                check_pair[2]; /* the candidates the call's stage times (tagg_tune_check_pick_t) */
     uint64_t           check_key;     /* its pattern's stage (engine_check.c stage_key) */
-    struct {                          /* rank 0: the last timed call's window (engine_check.c), key 0: none */
+    struct {                          /* rank 0: the open windows of timed calls (engine_check.c) */
         uint64_t key;                 /* its pattern's stage */
         int      arm;                 /* as check_arm was for it */
         const char *name[2];          /* its stage's choice's and rival's names (check_names), for the verbose line */
-        double   t;                   /* its seconds and those of the file's untimed reads after it */
+        double   t;                   /* its seconds and those of the re-reads after it */
         int      later;               /* how many such reads */
-    } check_win;
+    } check_win[4];
+    int                check_nwin;    /* how many are open */
     int                record_warned; /* a record could not be appended (warned once) */
     int                rec_fd;        /* record= file, open from the first record to the file's close (-1: not open) */
     /* record= of the call under way (rank 0): the seconds this rank spent in
@@ -240,13 +241,14 @@ void tagg_engine_check_apply(const tagg_file_t *f, tagg_engine_t *e);
  * times. */
 int tagg_engine_check_choose(const tagg_file_t *f, tagg_engine_t *e, uint64_t key, int challenger, tagg_dir_t dir);
 /* engine_check.c. After the call's error agreement, on the file's rank 0: a
- * call that ran a checked choice opens its window (the last one's ends, and
- * its time counts for the check, with the verdict it leads to passed on in
- * this process's next describe row); an untimed read adds its seconds to the
- * open window; a write ends it; a failed call (rc < 0) drops it. */
+ * read that asks the bytes the last read asked (e->repeat) adds its seconds
+ * to the open windows; any other call ends them (their times count for the
+ * check, with the verdicts they lead to passed on in this process's next
+ * describe rows); then a call that ran a checked choice opens its own. A
+ * failed call (rc < 0) drops them. */
 void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, int rc);
-/* engine_check.c. At the file's close, on its rank 0: the last timed call's
- * window ends (its time counted as check_done would). Local. */
+/* engine_check.c. At the file's close, on its rank 0: the open windows end
+ * (their times counted as check_done would). Local. */
 void tagg_engine_check_close(tagg_file_t *f, tagg_engine_t *e);
 /* engine_check.c. Whether this file's reads take part in the check (its
  * configuration: the same on every rank). */

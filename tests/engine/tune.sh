@@ -186,6 +186,19 @@ grep -q "medians of 3 and 3 calls, with 0 and 0 later reads of their files): the
   || bad "  ... first read's verdict: $(grep 'medians of 3 and 3' out.txt | grep -v 'with 21')"
 reps=$(grep '"op":"read"' rec.jsonl | tail -9 | sed 's/.*"repeat":\([01]\).*/\1/' | paste -sd' ')
 [ "$reps" = "0 0 1 1 1 1 1 1 1" ] && ok "  ... a file's reads by repeat: $reps" || bad "  ... a file's reads by repeat: '$reps' (want 0 0 1 1 1 1 1 1 1)"
+# ... and only re-reads: HACC SoA reads 9 datasets, each new bytes (7 of 32 KiB a rank here, then 64 KiB,
+# then 16 KiB). A model that prices the 64 KiB read through 4 KiB rounds fastest and every other read
+# direct (aggregated 5: no rival) times the 64 KiB read alone; the 16 KiB read after it asks other bytes,
+# so its window ends there: 0 later reads (a window of every untimed read after it would take in 1 a file)
+sealed winb.tune "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 4\ninput is_read\ninput bytes_per_rank\ninput direct\ninput buffer_size\ncandidates direct 0 1\ncandidates buffer_size 4096 4194304\ncombine mean\ntrees 1\ntree 0 13\nnode 0 0 0.5 1 4 0\nnode 1 2 0.5 2 3 0\nnode 2 -1 0 -1 -1 5\nnode 3 -1 0 -1 -1 0\nnode 4 1 49152 5 8 0\nnode 5 2 0.5 6 7 0\nnode 6 -1 0 -1 -1 5\nnode 7 -1 0 -1 -1 0\nnode 8 2 0.5 9 12 0\nnode 9 3 8192 10 11 0\nnode 10 -1 0 -1 -1 -5\nnode 11 -1 0 -1 -1 0\nnode 12 -1 0 -1 -1 0\n")"
+run "a window ends at a read of other bytes" \
+  "tuning check: the cost model's choice read in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 3 and 3 calls, with 0 and 0 later reads of their files\): the cost model's choice for this pattern" \
+  "tuning=$work/winb.tune;tuning_check=1" --kernel hacc --layout soa --particles 8192 --reps 8
+sizes=$(grep '"op":"read"' rec.jsonl | tail -9 | sed 's/.*"bytes_per_rank":\([0-9]*\).*"repeat":\([01]\).*/\1:\2/' | paste -sd' ')
+nt=$(grep -c "tuning check:" out.txt)
+[ "$sizes" = "32768:0 32768:0 32768:0 32768:0 32768:0 32768:0 32768:0 65536:0 16384:0" ] && [ "$nt" = 3 ] \
+  && ok "  ... reads (bytes a rank:repeat) $sizes; one pattern checked (3 verdict lines)" \
+  || bad "  ... reads '$sizes'; $nt check lines (want 3)"
 run "measured check off (tuning_check=0): every read as the model says" "tuning model chose direct=0" \
   "tuning=$work/chk.tune;tuning_check=0" --kernel array1d --dist uniform --size 256K --reps 3
 reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')

@@ -20,8 +20,7 @@
  * reads ran at 71 % of the unchecked). Only re-reads: a window that took in
  * every untimed read after it would grow as the file's other patterns settle
  * (HACC SoA's nine variables are each a pattern, timed side by side), so the
- * rounds run later would be charged more (session 62: local HACC SoA 256K
- * read at 75 % of the best with such windows). Every timed call's window is
+ * rounds run later would be charged more than the first. Every timed call's window is
  * its own (up to 4 open at once: a timed re-read opens one while the first
  * read's stays open); and only rank 0 can reach a verdict; yet every rank must
  * make the same choice, or the ranks would plan different calls. So:

@@ -272,8 +272,9 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "set; empty = the cost model alone decides")                                                       \
     X(tuning_check, INT, int, TAGG_ENV_TUNING_CHECK, "3", 0, 16, NULL,                                    \
       "with tuning=: a read pattern runs its choice (the model's, or the cost model's where the margin " \
-      "keeps it) this many times, then a rival as many, each timed, and keeps the one of the smaller "  \
-      "median for the process's later calls of that pattern. The rival: the other of the two where "    \
+      "keeps it) this many times, then a rival as many, each timed (with the file's re-reads of the "  \
+      "same bytes after it), and keeps the one of the smaller median for the process's later calls of " \
+      "that pattern. The rival: the other of the two where "    \
       "they differ, else the model's best setting of the other kind (direct or aggregated) if it is "    \
       "predicted within 1.5 times the choice's time; no rival, no trial. Then, where the model's best "  \
       "setting of a third class (direct, or n aggregators with or without a throttle) is predicted "     \

@@ -43,7 +43,6 @@
  * worker threads, in any order: not checked either. */
 #include "engine.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -209,7 +208,7 @@ static void window_close(tagg_file_t *f, const tagg_engine_t *e, int w)
         const char *cn = e->check_win[w].name[0] ? e->check_win[w].name[0] : "the choice";
         const char *rn = e->check_win[w].name[1] ? e->check_win[w].name[1] : "the rival";
         char        then[160];
-        if (next == TAGG_TUNE_CHECK_AGAIN && trv < tc && !(fabs(trv - tc) < f->cfg.tuning_check_close / 100.0 * tc))
+        if (next == TAGG_TUNE_CHECK_AGAIN && trv < tc && !tagg_tune_check_close_call(tc, trv, f->cfg.tuning_check_close / 100.0))
             snprintf(then, sizeof then, "%s ahead, another %d of each before it runs (an overturn takes every round)",
                      rn, k);
         else if (next == TAGG_TUNE_CHECK_AGAIN)

@@ -952,6 +952,11 @@ double tagg_tune_check_median(const double *v, int n)
     return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+int tagg_tune_check_close_call(double tc, double tr, double close)
+{
+    return close > 0 && fabs(tr - tc) < close * tc;
+}
+
 tagg_tune_check_t tagg_tune_check_next(tagg_tune_check_t state, const double *choice, int nc, const double *rival,
                                        int nr, int k, double close)
 {
@@ -965,7 +970,7 @@ tagg_tune_check_t tagg_tune_check_next(tagg_tune_check_t state, const double *ch
         return TAGG_TUNE_CHECK_CHOICE;
     double tc = tagg_tune_check_median(choice, nc), tr = tagg_tune_check_median(rival, nr);
     int    another = nc + k <= TAGG_TUNE_CHECK_MAX && nc < TAGG_TUNE_CHECK_ROUNDS * k;
-    if (another && close > 0 && fabs(tr - tc) < close * tc)
+    if (another && tagg_tune_check_close_call(tc, tr, close))
         return TAGG_TUNE_CHECK_AGAIN; /* a close call: another round of each */
     if (another && tr < tc)
         return TAGG_TUNE_CHECK_AGAIN; /* an overturn takes every round */

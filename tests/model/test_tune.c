@@ -827,6 +827,9 @@ static void test_check_next(void **state)
         if (got != cc[i].want)
             fail_msg("close-call case %zu (%s): state %d, want %d", i, why[i], got, cc[i].want);
     }
+    /* the close call itself: within the share of the choice's median, either side; a share of 0 never */
+    assert_true(tagg_tune_check_close_call(1.0, 0.95, 0.1) && tagg_tune_check_close_call(1.0, 1.05, 0.1));
+    assert_false(tagg_tune_check_close_call(1.0, 0.95, 0.04) || tagg_tune_check_close_call(1.0, 1.0, 0));
     /* k = 0: nothing moves */
     assert_int_equal(tagg_tune_check_next(TAGG_TUNE_CHECK_NONE, slow, 3, NULL, 0, 0, 0), TAGG_TUNE_CHECK_NONE);
 }

@@ -333,6 +333,11 @@ typedef enum {
 tagg_tune_check_t tagg_tune_check_next(tagg_tune_check_t state, const double *choice, int nc, const double *rival,
                                        int nr, int k, double close);
 
+/* Whether two medians, tc the choice's and tr the rival's, are a close call:
+ * they differ by less than close times tc (close 0: never). Pure; what
+ * tagg_tune_check_next asks, and the verbose line's wording too. */
+int tagg_tune_check_close_call(double tc, double tr, double close);
+
 /* The median of n seconds (n >= 1, at most TAGG_TUNE_CHECK_MAX; the mean of
  * the middle two for an even n), v unchanged. */
 double tagg_tune_check_median(const double *v, int n);

@@ -617,6 +617,11 @@ static void tapioca_done(tagg_file_t *f, tagg_dir_t dir, int rc)
     }
 }
 
+static void tapioca_synced(tagg_file_t *f, double seconds, int rc)
+{
+    tagg_engine_check_synced(f, f->backend, seconds, rc);
+}
+
 static void tapioca_describe(const tagg_file_t *f, char *buf, size_t len)
 {
     const tagg_engine_t *e = f->backend;
@@ -646,4 +651,5 @@ const tagg_backend_ops_t tagg_backend_tapioca = {
     .write = tapioca_write,
     .read  = tapioca_read,
     .done  = tapioca_done,
+    .synced = tapioca_synced,
 };

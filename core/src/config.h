@@ -271,17 +271,20 @@ typedef enum { TAGG_CSHUF_NONE = 0, TAGG_CSHUF_BYTE, TAGG_CSHUF_BIT, TAGG_CSHUF_
       "model was recorded on (format 6's domain; README: Self-tuning); keys set by the user stay as "    \
       "set; empty = the cost model alone decides")                                                       \
     X(tuning_check, INT, int, TAGG_ENV_TUNING_CHECK, "3", 0, 16, NULL,                                    \
-      "with tuning=: a read pattern runs its choice (the model's, or the cost model's where the margin " \
-      "keeps it) this many times, then a rival as many, each timed (with the file's re-reads of the "  \
-      "same bytes after it), and keeps the one of the smaller median for the process's later calls of " \
-      "that pattern. The rival: the other of the two where "    \
+      "with tuning=: a pattern (read, or write: tuning_check_writes) runs its choice (the model's, or "  \
+      "the cost model's where the margin keeps it) this many times, then a rival as many, each timed "  \
+      "(a read with the file's re-reads of the same bytes after it, a write with its share by bytes of " \
+      "the file's next sync or close), and keeps the one of the smaller median for the process's later " \
+      "calls of that pattern. The rival: the other of the two where "                                   \
       "they differ, else the model's best setting of the other kind (direct or aggregated) if it is "    \
       "predicted within 1.5 times the choice's time; no rival, no trial. Then, where the model's best "  \
       "setting of a third class (direct, or n aggregators with or without a throttle) is predicted "     \
       "within 1.5 times too, the winner is timed against it the same way (README: Self-tuning, the "    \
-      "measured check). Writes are not checked: a write's call time leaves out what it leaves to the "  \
-      "flush. "                                                                                          \
-      "0 = the choice stands unmeasured; not in asynchronous mode")                                     \
+      "measured check). 0 = the choice stands unmeasured; not in asynchronous mode")                    \
+    X(tuning_check_writes, BOOL, int, NULL, "1", 0, 1, NULL,                                              \
+      "tuning_check: write patterns are checked too, each timed write charged its share by bytes of "   \
+      "the seconds of the file's next sync or close (what it left to the page cache and the flush); "    \
+      "0 = reads only")                                                                                  \
     X(tuning_check_close, INT, int, NULL, "10", 0, 100000, NULL,                                          \
       "tuning_check: a close call, in percent: where the two medians differ by less than this share of " \
       "the choice's, each runs tuning_check times more, up to 3 rounds (at most 16 calls each), and the " \

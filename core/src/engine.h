@@ -35,6 +35,17 @@
 
 typedef struct tagg_engine_res tagg_engine_res_t; /* backend_tapioca.c */
 
+/* A timed call's window (engine_check.c): its seconds and what is charged to
+ * it after the call. */
+typedef struct tagg_check_win {
+    uint64_t    key;     /* its pattern's stage */
+    int         arm;     /* as check_arm was for it */
+    const char *name[2]; /* its stage's choice's and rival's names (check_names), for the verbose line */
+    double      t;       /* its seconds and those charged to it after it */
+    int         later;   /* a read's: the re-reads taken in; a write's: the syncs or closes shared */
+    uint64_t    bytes;   /* a write's bytes (every rank's), its share of the sync */
+} tagg_check_win_t;
+
 /* Per-file engine state: the configuration part at open, the resources (topo,
  * node tiers, window) borrowed from res at the first collective call. */
 typedef struct tagg_engine {
@@ -92,14 +103,14 @@ typedef struct tagg_engine {
     const char        *check_names[3]; /* the choice's, the rival's and the challenger's names, for the verbose lines */
     int                check_pair[2]; /* the candidates the call's stage times (tagg_tune_check_pick_t) */
     uint64_t           check_key;     /* its pattern's stage (engine_check.c stage_key) */
-    struct {                          /* rank 0: the open windows of timed calls (engine_check.c) */
-        uint64_t key;                 /* its pattern's stage */
-        int      arm;                 /* as check_arm was for it */
-        const char *name[2];          /* its stage's choice's and rival's names (check_names), for the verbose line */
-        double   t;                   /* its seconds and those of the re-reads after it */
-        int      later;               /* how many such reads */
-    } check_win[4];
+    /* rank 0: the open windows of timed calls (engine_check.c): reads' up to
+     * the next read of other bytes, a write or the close; writes' up to the
+     * file's next sync or its close */
+    tagg_check_win_t   check_win[4];
     int                check_nwin;    /* how many are open */
+    tagg_check_win_t   check_wwin[16];
+    int                check_nwwin;
+    uint64_t           check_wbytes;  /* bytes of the file's collective writes since its last sync (every rank's) */
     int                record_warned; /* a record could not be appended (warned once) */
     int                rec_fd;        /* record= file, open from the first record to the file's close (-1: not open) */
     /* record= of the call under way (rank 0): the seconds this rank spent in
@@ -234,25 +245,33 @@ void tagg_engine_record_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, i
  * whether the rows' check fingerprints agree (e->check_agreed), and every
  * row's verdict message taken into the process's table. */
 void tagg_engine_check_apply(const tagg_file_t *f, tagg_engine_t *e);
-/* engine_check.c. Local, the same on every rank: for a read whose pattern
+/* engine_check.c. Local, the same on every rank: for a call whose pattern
  * has a rival (key: its pattern, tagg_engine_tune; challenger: it has one
  * too, tune.h), the candidate the call is to run (0 the choice, 1 the rival,
  * 2 the challenger: a timed trial, or a verdict); notes which one the call
- * times. */
+ * times. A write only where tagg_engine_check_writes. */
 int tagg_engine_check_choose(const tagg_file_t *f, tagg_engine_t *e, uint64_t key, int challenger, tagg_dir_t dir);
 /* engine_check.c. After the call's error agreement, on the file's rank 0: a
  * read that asks the bytes the last read asked (e->repeat) adds its seconds
- * to the open windows; any other call ends them (their times count for the
- * check, with the verdicts they lead to passed on in this process's next
- * describe rows); then a call that ran a checked choice opens its own. A
- * failed call (rc < 0) drops them. */
+ * to the open read windows; any other call ends them (their times count for
+ * the check, with the verdicts they lead to passed on in this process's next
+ * describe rows); a write adds its bytes to the file's since its last sync;
+ * then a call that ran a checked choice opens its own window. A failed call
+ * (rc < 0) drops every window. */
 void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, int rc);
-/* engine_check.c. At the file's close, on its rank 0: the open windows end
- * (their times counted as check_done would). Local. */
+/* engine_check.c. After a sync of the file, or its close's storage part (the
+ * write-behind's flush, the sync, the store's close: seconds, from their
+ * start to their agreement on rc), on its rank 0: the open write windows
+ * end, each charged its share of the seconds by its bytes among the file's
+ * collective writes since its last sync (rc < 0: dropped). Local. */
+void tagg_engine_check_synced(tagg_file_t *f, tagg_engine_t *e, double seconds, int rc);
+/* engine_check.c. At the file's close, on its rank 0: the open read windows
+ * end (their times counted as check_done would). Local. */
 void tagg_engine_check_close(tagg_file_t *f, tagg_engine_t *e);
-/* engine_check.c. Whether this file's reads take part in the check (its
- * configuration: the same on every rank). */
+/* engine_check.c. Whether this file's reads, and its writes, take part in
+ * the check (its configuration: the same on every rank). */
 int tagg_engine_check_reads(const tagg_file_t *f);
+int tagg_engine_check_writes(const tagg_file_t *f);
 /* engine_tune.c. Local, at open: the file system's kind as the records and
  * the plan see it. */
 int tagg_engine_tune_open(tagg_file_t *f, tagg_engine_t *e);

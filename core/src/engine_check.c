@@ -1,7 +1,7 @@
-/* The measured check of a tuning model's read choices (tuning_check=K,
+/* The measured check of a tuning model's choices (tuning_check=K,
  * tune.h "the measured check"): the model proposes, the clock disposes.
  *
- * A read pattern with a rival (tune.h: the model's choice and the cost
+ * A pattern with a rival (tune.h: the model's choice and the cost
  * model's where they differ, or the model's best of the other kind where they
  * agree) runs its choice K times, then the rival K times, and from then on
  * the one whose calls took the smaller median; where the medians are close
@@ -36,11 +36,17 @@
  * - rank 0 keeps the times (trials) for itself: a lost message (a call that
  *   failed) is sent again at the pattern's next timed call.
  *
- * Writes are not checked: a write's call time leaves out what it leaves to
- * the page cache and the flush (session 44: direct writes of column blocks
- * took 7.6-8.3 ms in the call and 9.5 ms more at close), so timing calls
- * would take direct writes for the fastest. Asynchronous files plan on
- * worker threads, in any order: not checked either. */
+ * Writes (tuning_check_writes) are timed to their file's next sync or close:
+ * a write's call time leaves out what it leaves to the page cache and the
+ * flush (session 44: direct writes of column blocks took 7.6-8.3 ms in the
+ * call and 9.5 ms more at close), so timing calls alone would take direct
+ * writes for the fastest. A timed write's window is its call and its share,
+ * by bytes among the file's collective writes since the last sync, of the
+ * seconds of that sync or of the close (the write-behind's flush, the sync,
+ * the store's close): the share tagg-tune's training gives each write call of
+ * the rest of its file's write time (add_deferred_writes). Up to 16 write
+ * windows are open at once; a 17th drops the oldest (its share unknown).
+ * Asynchronous files plan on worker threads, in any order: not checked. */
 #include "engine.h"
 
 #include <pthread.h>
@@ -89,6 +95,11 @@ static int check_on(const tagg_file_t *f, const tagg_engine_t *e)
 int tagg_engine_check_reads(const tagg_file_t *f)
 {
     return f->cfg.tuning_check > 0 && !f->cfg.async;
+}
+
+int tagg_engine_check_writes(const tagg_file_t *f)
+{
+    return tagg_engine_check_reads(f) && f->cfg.tuning_check_writes;
 }
 
 static int verdict_find(uint64_t key) /* slot, or -1; check.mu held */
@@ -156,7 +167,7 @@ static int state_of(uint64_t key) /* check.mu held */
 int tagg_engine_check_choose(const tagg_file_t *f, tagg_engine_t *e, uint64_t key, int challenger, tagg_dir_t dir)
 {
     e->check_arm = 0;
-    if (!check_on(f, e) || dir != TAGG_READ || !key)
+    if (!check_on(f, e) || !key || (dir == TAGG_WRITE && !tagg_engine_check_writes(f)))
         return 0;
     int s0 = TAGG_TUNE_CHECK_NONE, s1 = TAGG_TUNE_CHECK_NONE;
     if (e->check_agreed) { /* else every rank ignores the table alike */
@@ -174,14 +185,14 @@ int tagg_engine_check_choose(const tagg_file_t *f, tagg_engine_t *e, uint64_t ke
     return p.run;
 }
 
-/* A timed call's window ends: its seconds (the call and the re-reads after
- * it) are the trial's, and the state they lead to is this process's next
- * message. Rank 0 only. */
-static void window_close(tagg_file_t *f, const tagg_engine_t *e, int w)
+/* A timed call's window ends: its seconds (the call and what is charged to
+ * it after it) are the trial's, and the state they lead to is this process's
+ * next message. Rank 0 only. */
+static void window_close(tagg_file_t *f, const tagg_check_win_t *win, tagg_dir_t dir)
 {
-    uint64_t key = e->check_win[w].key;
-    int      a = e->check_win[w].arm - 1, k = f->cfg.tuning_check, later = e->check_win[w].later;
-    double   t = e->check_win[w].t;
+    uint64_t key = win->key;
+    int      a = win->arm - 1, k = f->cfg.tuning_check, later = win->later;
+    double   t = win->t;
     if (!key || a < 0 || a > 1)
         return;
     pthread_mutex_lock(&check.mu);
@@ -205,9 +216,9 @@ static void window_close(tagg_file_t *f, const tagg_engine_t *e, int w)
         check.pending.key = key, check.pending.state = (int)next;
     pthread_mutex_unlock(&check.mu);
     if (say) {
-        const char *cn = e->check_win[w].name[0] ? e->check_win[w].name[0] : "the choice";
-        const char *rn = e->check_win[w].name[1] ? e->check_win[w].name[1] : "the rival";
-        char        then[160];
+        const char *cn = win->name[0] ? win->name[0] : "the choice";
+        const char *rn = win->name[1] ? win->name[1] : "the rival";
+        char        then[160], with[96];
         if (next == TAGG_TUNE_CHECK_AGAIN && trv < tc && !tagg_tune_check_close_call(tc, trv, f->cfg.tuning_check_close / 100.0))
             snprintf(then, sizeof then, "%s ahead, another %d of each before it runs (an overturn takes every round)",
                      rn, k);
@@ -215,9 +226,12 @@ static void window_close(tagg_file_t *f, const tagg_engine_t *e, int w)
             snprintf(then, sizeof then, "a close call, another %d of each", k);
         else
             snprintf(then, sizeof then, "%s for this pattern from now on", next == TAGG_TUNE_CHECK_RIVAL ? rn : cn);
-        printf("tagg: tuning check: %s read in %.6fs, %s in %.6fs (medians of %d and %d calls, with %d and %d later "
-               "reads of their files): %s\n",
-               rn, trv, cn, tc, nr, nc, lr, lc, then);
+        if (dir == TAGG_READ)
+            snprintf(with, sizeof with, "with %d and %d later reads of their files", lr, lc);
+        else
+            snprintf(with, sizeof with, "with their shares of %d and %d syncs or closes of their files", lr, lc);
+        printf("tagg: tuning check: %s %s in %.6fs, %s in %.6fs (medians of %d and %d calls, %s): %s\n", rn,
+               dir == TAGG_READ ? "read" : "wrote", trv, cn, tc, nr, nc, with, then);
         fflush(stdout);
     }
 }
@@ -225,8 +239,25 @@ static void window_close(tagg_file_t *f, const tagg_engine_t *e, int w)
 static void windows_close(tagg_file_t *f, tagg_engine_t *e)
 {
     for (int w = 0; w < e->check_nwin; w++)
-        window_close(f, e, w);
+        window_close(f, &e->check_win[w], TAGG_READ);
     e->check_nwin = 0;
+}
+
+/* Opens a window for the call that just ended in wins (n slots, *nwin open):
+ * where every slot is taken, the oldest ends first (a read's: counted; a
+ * write's: dropped, its share of the sync unknown). */
+static void window_open(tagg_file_t *f, tagg_engine_t *e, tagg_check_win_t *wins, int n, int *nwin, tagg_dir_t dir,
+                        int arm, double t, uint64_t bytes)
+{
+    if (*nwin == n) {
+        if (dir == TAGG_READ)
+            window_close(f, &wins[0], dir);
+        memmove(&wins[0], &wins[1], sizeof wins[0] * (size_t)(n - 1));
+        (*nwin)--;
+    }
+    tagg_check_win_t *w = &wins[(*nwin)++];
+    w->key = e->check_key, w->arm = arm, w->t = t, w->later = 0, w->bytes = bytes;
+    w->name[0] = e->check_names[e->check_pair[0]], w->name[1] = e->check_names[e->check_pair[1]];
 }
 
 void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, int rc)
@@ -236,7 +267,7 @@ void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, in
     if (f->rank != 0 || !check_on(f, e))
         return;
     if (rc < 0) { /* the windows' times are not whole: not counted (the messages are sent again later) */
-        e->check_nwin = 0;
+        e->check_nwin = 0, e->check_nwwin = 0;
         return;
     }
     double t = MPI_Wtime() - e->rec_t0;
@@ -245,21 +276,42 @@ void tagg_engine_check_done(tagg_file_t *f, tagg_engine_t *e, tagg_dir_t dir, in
             e->check_win[w].t += t, e->check_win[w].later++;
     else
         windows_close(f, e); /* other bytes, or a write: what follows is not the timed reads' doing */
+    uint64_t bytes = 0;
+    if (dir == TAGG_WRITE) {
+        for (int r = 0; r < f->size; r++)
+            bytes += e->rows[r].req.bytes;
+        e->check_wbytes += bytes;
+    }
     if (!arm)
         return;
-    int n = (int)(sizeof e->check_win / sizeof e->check_win[0]);
-    if (e->check_nwin == n) { /* the oldest ends first */
-        window_close(f, e, 0);
-        memmove(&e->check_win[0], &e->check_win[1], sizeof e->check_win[0] * (size_t)(n - 1));
-        e->check_nwin--;
+    if (dir == TAGG_READ)
+        window_open(f, e, e->check_win, (int)(sizeof e->check_win / sizeof e->check_win[0]), &e->check_nwin, dir,
+                    arm, t, 0);
+    else
+        window_open(f, e, e->check_wwin, (int)(sizeof e->check_wwin / sizeof e->check_wwin[0]), &e->check_nwwin,
+                    dir, arm, t, bytes);
+}
+
+void tagg_engine_check_synced(tagg_file_t *f, tagg_engine_t *e, double seconds, int rc)
+{
+    if (!e || f->rank != 0)
+        return;
+    uint64_t all = e->check_wbytes;
+    e->check_wbytes = 0;
+    for (int w = 0; w < e->check_nwwin && rc == 0; w++) {
+        tagg_check_win_t *win = &e->check_wwin[w];
+        if (all && seconds > 0)
+            win->t += seconds * ((double)win->bytes / (double)all);
+        win->later++;
+        window_close(f, win, TAGG_WRITE);
     }
-    int w = e->check_nwin++;
-    e->check_win[w].key = e->check_key, e->check_win[w].arm = arm, e->check_win[w].t = t, e->check_win[w].later = 0;
-    e->check_win[w].name[0] = e->check_names[e->check_pair[0]], e->check_win[w].name[1] = e->check_names[e->check_pair[1]];
+    e->check_nwwin = 0;
 }
 
 void tagg_engine_check_close(tagg_file_t *f, tagg_engine_t *e)
 {
     if (e && f->rank == 0)
         windows_close(f, e);
+    if (e)
+        e->check_nwwin = 0; /* a write's window without its file's close time: not counted */
 }

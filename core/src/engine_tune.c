@@ -354,7 +354,7 @@ struct tagg_tune_memo {
     int      kept;              /* 1: the cost model's choice stands (the margin), 2: the pattern is
                                    outside the model's domain; 0: the model's choice */
     struct tune_setting choice; /* what runs without the measured check */
-    int      has_rival;         /* a read's rival for the measured check (tune.h; engine_check.c) */
+    int      has_rival;         /* a rival for the measured check (tune.h; engine_check.c) */
     struct tune_setting rival;
     int      has_challenger;    /* and its challenger (tune.h), only with a rival */
     struct tune_setting challenger;
@@ -603,10 +603,10 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
             return 0; /* no candidate the plan runs: the cost model, not remembered */
         double margin = tagg_tune_margin(e->tune);
         /* the cost model's own choice for this call (the plan is pure: every
-         * rank computes the same), for the margin and, for every read whatever
+         * rank computes the same), for the margin and, for every call whatever
          * this file's tuning_check (the memo serves files with and without it),
          * for the measured check */
-        int    planned = (margin > 0 || dir == TAGG_READ) && planned_settings(f, e, in, x0) == 0;
+        int    planned = planned_settings(f, e, in, x0) == 0;
         double t0      = planned ? tagg_tune_predict(e->tune, x0, NULL) : 0;
         struct tune_setting model = setting_of(in, x, forced, e->bufsize, t);
         struct tune_setting cost  = {.cost = 1, .mode = x0[TAGG_TV_DIRECT] >= 0.5 ? TAGG_AGGREGATE_NEVER
@@ -619,7 +619,7 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         memo->kept   = margin > 0 && (!planned || !(t < (1 - margin) * t0));
         memo->choice = memo->kept ? cost : model;
         memo->choice_name = memo->kept ? "the cost model's choice" : "the model's choice";
-        if (dir == TAGG_READ && planned) { /* the measured check's rival (tune.h) */
+        if (planned) { /* the measured check's rival (tune.h) */
             memo->has_rival = 1;
             if (differs)
                 memo->rival = memo->kept ? model : cost;
@@ -637,7 +637,7 @@ int tagg_engine_tune(tagg_file_t *f, tagg_engine_t *e, tagg_call_in_t *in, tagg_
         if (f->cfg.verbose >= 2 && f->rank == 0) {
             char                       rv[320] = "";
             const struct tune_setting *r = &memo->rival, *c = &memo->challenger;
-            if (memo->has_rival && tagg_engine_check_reads(f)) {
+            if (memo->has_rival && (dir == TAGG_READ ? tagg_engine_check_reads(f) : tagg_engine_check_writes(f))) {
                 int n = snprintf(rv, sizeof rv, "; measured against %s, direct=%d aggregators=%d throttle=%d "
                                  "buffer_size=%llu (predicted %.6fs)", memo->rival_name, r->mode == TAGG_AGGREGATE_NEVER,
                                  r->naggr, r->throttle, (unsigned long long)r->bufsize, r->pred);

@@ -19,6 +19,9 @@
  *                                     (a tiny staging pool then fills deterministically)
  *   TAGG_FAULT_ASYNC_LATE_MS=N        asynchronous mode: a worker whose own job failed (a fault
  *                                     above) sleeps N ms before recording the failure
+ *   TAGG_FAULT_SYNC_DELAY_MS=N        a sync of a file (tagg_file_sync, a close with fsync=1)
+ *                                     sleeps N ms on every rank before its agreement (the
+ *                                     measured check's write windows charge it to the writes)
  */
 #ifndef TAGG_FAULT_H
 #define TAGG_FAULT_H

@@ -5,6 +5,7 @@
 #include "error.h"
 #include "h5ctx.h"
 #include "fs_kind.h"
+#include "fault.h"
 #include "io.h"
 #include "md_echo.h"
 #include "mpi_wait.h"
@@ -586,17 +587,27 @@ int tagg_file_set_size(tagg_file_t *f, uint64_t size)
     return 0;
 }
 
-int tagg_file_sync(tagg_file_t *f)
+static int file_sync(tagg_file_t *f)
 {
     if (f->async && tagg_async_drain(f, true) < 0)
         return -1;
     f->wb_coll = WB_COLL_OTHER;
     int wrc    = tagg_wb_flush(f), src = f->store_ops->sync(f);
+    tagg_fault_sleep("TAGG_FAULT_SYNC_DELAY_MS"); /* tests: a slow flush */
     if (tagg_agree(f->comm, wrc < 0 || src < 0 ? -1 : 0, "syncing the file") < 0)
         return -1;
     if (f->flags & TAGG_OPEN_RDWR) /* direct_io=auto: this process's later files on this kind of disk */
         tagg_dio_note_sync(tagg_file_fs_view(f));
     return 0;
+}
+
+int tagg_file_sync(tagg_file_t *f)
+{
+    double t0 = MPI_Wtime();
+    int    rc = file_sync(f);
+    if (f->ops->synced) /* the measured check: what the writes before it left to the sync */
+        f->ops->synced(f, MPI_Wtime() - t0, rc);
+    return rc;
 }
 
 /* Rank 0: the summary line of a file that moved data, printed (verbose >= 1)
@@ -640,7 +651,7 @@ int tagg_file_close(tagg_file_t *f)
     }
     int wrc = tagg_wb_flush(f); /* what this rank kept; close_reduce below agrees */
     if (rc == 0 && f->cfg.fsync && (f->flags & TAGG_OPEN_RDWR)) /* nothing to sync in a read-only file */
-        rc = tagg_file_sync(f);
+        rc = file_sync(f);
     if (wrc < 0)
         rc = -1;
     /* The store closes (collectively; a subfiled file's close counts its
@@ -658,6 +669,8 @@ int tagg_file_close(tagg_file_t *f)
             rc = -1;
     }
     rc = close_reduce(f, (rc < 0 || src < 0) ? -1 : 0, &total);
+    if (f->ops->synced) /* as a sync's: the close's part in what the writes cost */
+        f->ops->synced(f, MPI_Wtime() - t_close, rc);
     if (!to_file && f->rank == 0)
         print_summary(f, &total);
     if (f->ops->close(f) < 0)

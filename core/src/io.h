@@ -93,6 +93,11 @@ typedef struct tagg_backend_ops {
     /* Optional, local: after a collective call's error agreement (rc, the same
      * on every rank), when every rank has finished its part of the call. */
     void (*done)(tagg_file_t *f, tagg_dir_t dir, int rc);
+    /* Optional, local: after a sync of the file (tagg_file_sync), or the
+     * storage part of its close (write-behind flush, sync, the store's close,
+     * before the backend's close), agreed (rc, the same on every rank); seconds
+     * from its start to its agreement. */
+    void (*synced)(tagg_file_t *f, double seconds, int rc);
 } tagg_backend_ops_t;
 
 struct tagg_file {

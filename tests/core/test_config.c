@@ -23,7 +23,7 @@ typedef struct {
 #define TIERS_DEF "aggr_tier=auto;persistency=none;tiers=;nvr_dir=;hbm_capacity=0;dram_capacity=0;nvr_capacity=0;" \
                   "hbm_emulate=0;"
 #define SF_DEF "stripe_size=4194304;subfiles=0"
-#define ASYNC_DEF ";async=0;workers=0;staging_bytes=268435456;write_behind=33554432;record=;tuning=;tuning_check=3;tuning_check_close=10"
+#define ASYNC_DEF ";async=0;workers=0;staging_bytes=268435456;write_behind=33554432;record=;tuning=;tuning_check=3;tuning_check_writes=1;tuning_check_close=10"
 #define DEF_TAIL ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0" ASYNC_DEF
 static const config_case_t cases[] = {
     {NULL, NULL, "verbose=0;summary=;backend=tapioca;" DEF_TAIL, NULL},
@@ -36,14 +36,14 @@ static const config_case_t cases[] = {
     {NULL, "fsync=off;fsync=on", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=1" ASYNC_DEF, NULL},
     {NULL, "bogus=1", NULL, "unknown key 'bogus' (valid keys: verbose, summary, backend, aggregators, aggregate, fs_client, direct_io, direct_io_min, file_io, buffer_size, buffers, overlap, speculate, block, "
                           "strategy, throttle, aggr_per_node, topology, aggr_tier, persistency, tiers, nvr_dir, hbm_capacity, "
-                          "dram_capacity, nvr_capacity, hbm_emulate, layout, stripe_size, subfiles, destination, drain, verify, compression, compression_level, compression_shuffle, compression_typesize, salvage, fsync, async, workers, staging_bytes, write_behind, record, tuning, tuning_check, tuning_check_close)"},
+                          "dram_capacity, nvr_capacity, hbm_emulate, layout, stripe_size, subfiles, destination, drain, verify, compression, compression_level, compression_shuffle, compression_typesize, salvage, fsync, async, workers, staging_bytes, write_behind, record, tuning, tuning_check, tuning_check_writes, tuning_check_close)"},
     {NULL, "verbose=9", NULL, "key 'verbose': 9 is out of range [0, 2]"},
     {NULL, "verbose=-1", NULL, "out of range"},
     {NULL, "verbose=two", NULL, "key 'verbose': 'two' is not a whole number"},
     {NULL, "verbose=1x", NULL, "'1x' is not a whole number"},
     {NULL, "verbose=99999999999999999999999", NULL, "is not a whole number"},
     {NULL, "fsync=maybe", NULL, "not a boolean (valid: 1, 0, true, false, yes, no, on, off)"},
-    {NULL, "async=on;workers=3;staging_bytes=64M", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0;async=1;workers=3;staging_bytes=67108864;write_behind=33554432;record=;tuning=;tuning_check=3;tuning_check_close=10", NULL},
+    {NULL, "async=on;workers=3;staging_bytes=64M", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0;async=1;workers=3;staging_bytes=67108864;write_behind=33554432;record=;tuning=;tuning_check=3;tuning_check_writes=1;tuning_check_close=10", NULL},
     {NULL, "staging_bytes=1K", NULL, "key 'staging_bytes'"},
     {NULL, "workers=65", NULL, "key 'workers': 65 is out of range [0, 64]"},
     {NULL, "backend=posix", NULL, "key 'backend': unknown value 'posix' (valid: tapioca, mpiio)"},
@@ -73,7 +73,7 @@ static const config_case_t cases[] = {
      "verbose=0;summary=;backend=tapioca;" ENGINE "layout=subfiles;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=blosc-zstd;compression_level=5;compression_shuffle=bit;compression_typesize=8;salvage=0;fsync=0" ASYNC_DEF, NULL},
     {NULL, "compression=lz4", NULL, "compression needs layout=subfiles"},
     {NULL, "layout=subfiles;compression=lz4;async=1;workers=3",
-     "verbose=0;summary=;backend=tapioca;" ENGINE "layout=subfiles;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=lz4;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0;async=1;workers=3;staging_bytes=268435456;write_behind=33554432;record=;tuning=;tuning_check=3;tuning_check_close=10", NULL},
+     "verbose=0;summary=;backend=tapioca;" ENGINE "layout=subfiles;" SF_DEF ";destination=pfs;drain=none;verify=1;compression=lz4;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0;async=1;workers=3;staging_bytes=268435456;write_behind=33554432;record=;tuning=;tuning_check=3;tuning_check_writes=1;tuning_check_close=10", NULL},
     {NULL, "layout=subfiles;destination=nvr;compression=zstd", NULL, "not supported with destination=nvr"},
     {NULL, "layout=subfiles;compression=gzip", NULL, "unknown value 'gzip' (valid: none, lz4, zstd, blosc-lz4, blosc-zstd, auto)"},
     {NULL, "layout=subfiles;compression_level=0", NULL, "compression_level"},
@@ -115,17 +115,21 @@ static const config_case_t cases[] = {
     {NULL, "dram_capacity=lots", NULL, "key 'dram_capacity': 'lots' is not a whole number"},
     {NULL, "nvr_capacity=2000P", NULL, "'2000P' is not a size"},
     {NULL, "hbm_emulate=perhaps", NULL, "not a boolean"},
-    /* the measured check of a tuning model's read choices */
+    /* the measured check of a tuning model's choices */
     {NULL, "tuning_check=17", NULL, "key 'tuning_check': 17 is out of range [0, 16]"},
     {NULL, "tuning_check=-1", NULL, "out of range"},
     {NULL, "tuning_check_close=100001", NULL, "out of range"},
     {NULL, "tuning_check_close=x", NULL, "tuning_check_close"},
+    {NULL, "tuning_check_writes=2", NULL, "tuning_check_writes"},
+    {NULL, "tuning_check_writes=0", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF
+     ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0"
+     ";async=0;workers=0;staging_bytes=268435456;write_behind=33554432;record=;tuning=;tuning_check=3;tuning_check_writes=0;tuning_check_close=10", NULL},
     {NULL, "tuning_check_close=0", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF
      ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0"
-     ";async=0;workers=0;staging_bytes=268435456;write_behind=33554432;record=;tuning=;tuning_check=3;tuning_check_close=0", NULL},
+     ";async=0;workers=0;staging_bytes=268435456;write_behind=33554432;record=;tuning=;tuning_check=3;tuning_check_writes=1;tuning_check_close=0", NULL},
     {NULL, "tuning_check=0;tuning_check=5", "verbose=0;summary=;backend=tapioca;" ENGINE "layout=shared;" SF_DEF
      ";destination=pfs;drain=none;verify=1;compression=none;compression_level=1;compression_shuffle=byte;compression_typesize=4;salvage=0;fsync=0"
-     ";async=0;workers=0;staging_bytes=268435456;write_behind=33554432;record=;tuning=;tuning_check=5;tuning_check_close=10", NULL},
+     ";async=0;workers=0;staging_bytes=268435456;write_behind=33554432;record=;tuning=;tuning_check=5;tuning_check_writes=1;tuning_check_close=10", NULL},
     {NULL, "strategy=greedy", NULL,
      "unknown value 'greedy' (valid: memory-aware, topo-aware, shortest, longest, first-per-node, random)"},
 };

@@ -199,6 +199,36 @@ nt=$(grep -c "tuning check:" out.txt)
 [ "$sizes" = "32768:0 32768:0 32768:0 32768:0 32768:0 32768:0 32768:0 65536:0 16384:0" ] && [ "$nt" = 3 ] \
   && ok "  ... reads (bytes a rank:repeat) $sizes; one pattern checked (3 verdict lines)" \
   || bad "  ... reads '$sizes'; $nt check lines (want 3)"
+# writes are checked too (tuning_check_writes=1, the default): a timed write's window is the call and its
+# share by bytes of its file's next sync or close (what it left to the page cache and the flush). A model
+# that prices writes through 4 KiB rounds fastest (ln t -5; other writes 0) and reads direct (0;
+# aggregated 5: no read rival) where the cost model writes the 256 KiB blocks directly, about a hundred
+# times faster: file 1's write makes the engine's resources (another pattern), files 2/4/6 the choice,
+# 3/5/7 the rival (an overturn takes every round), 8 and 9 the verdict; without --fsync each window
+# takes its share of the file's close
+sealed chkw.tune "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 3\ninput is_read\ninput direct\ninput buffer_size\ncandidates direct 0 1\ncandidates buffer_size 4096 4194304\ncombine mean\ntrees 1\ntree 0 9\nnode 0 0 0.5 1 6 0\nnode 1 1 0.5 2 5 0\nnode 2 2 8192 3 4 0\nnode 3 -1 0 -1 -1 -5\nnode 4 -1 0 -1 -1 0\nnode 5 -1 0 -1 -1 0\nnode 6 1 0.5 7 8 0\nnode 7 -1 0 -1 -1 5\nnode 8 -1 0 -1 -1 0\n")"
+# writes (direct:round) of the last run
+wrote() { grep '"op":"write"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' '; }
+run "measured check of writes: the model's 4 KiB-round writes timed against the cost model's direct writes" \
+  "tuning check: the cost model's choice wrote in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 3 and 3 calls, with their shares of 3 and 3 syncs or closes of their files\): the cost model's choice for this pattern" \
+  "tuning=$work/chkw.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 9
+w=$(wrote)
+[ "$w" = "0:4096 0:4096 1:4194304 0:4096 1:4194304 0:4096 1:4194304 1:4194304 1:4194304" ] \
+  && ! grep -q "tuning check: .* read in" out.txt && ok "  ... writes (direct:round) $w; no read checked" \
+  || bad "  ... writes '$w' (want 0:4096 0:4096 1:4194304 0:4096 1:4194304 0:4096 1:4194304 1:4194304 1:4194304); $(grep -m1 'read in' out.txt)"
+# the share is charged: a sync that sleeps 400 ms (TAGG_FAULT_SYNC_DELAY_MS, every rank) under --fsync
+# makes every timed write's window at least 0.4 s (each file has one collective write: its share is
+# the whole sync), against milliseconds for the calls alone
+TAGG_FAULT_SYNC_DELAY_MS=400 run "a timed write takes its share of the file's sync" \
+  "tuning check: the cost model's choice wrote in [0-9.]+s, the model's choice in [0-9.]+s \(medians of [0-9]+ and [0-9]+ calls, with their shares of [0-9]+ and [0-9]+ syncs or closes of their files\)" \
+  "tuning=$work/chkw.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 3 --fsync
+t=$(grep -m1 "tuning check: .* wrote in" out.txt | sed 's/.*wrote in \([0-9.]*\)s, .* in \([0-9.]*\)s (.*/\1 \2/')
+awk -v t="$t" 'BEGIN { split(t, a, " "); exit !(a[1] >= 0.4 && a[2] >= 0.4) }' && ok "  ... both medians at least the sync's 0.4 s: $t" \
+  || bad "  ... medians '$t' (want both >= 0.4 s)"
+run "tuning_check_writes=0: the writes as the model says, unchecked" "tuning model chose direct=0" \
+  "tuning=$work/chkw.tune;tuning_check=1;tuning_check_writes=0" --kernel array1d --dist uniform --size 256K --reps 3
+w=$(wrote)
+[ "$w" = "0:4096 0:4096 0:4096" ] && ! grep -q "tuning check" out.txt && ok "  ... writes $w" || bad "  ... writes '$w'"
 run "measured check off (tuning_check=0): every read as the model says" "tuning model chose direct=0" \
   "tuning=$work/chk.tune;tuning_check=0" --kernel array1d --dist uniform --size 256K --reps 3
 reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')
@@ -518,6 +548,8 @@ assert {b["op"] for b in h["bandwidth"]} == {"write", "read"}, h["bandwidth"]
 for b in h["bandwidth"]:
     assert b["tuned"][0] > 0 and b["default"][0] > 0 and b["best_bw"][0] > 0, b
     assert abs(b["tuned_over_best"] - b["tuned"][0] / b["best_bw"][0]) < 1e-9, b
+    # the check of reads only (tuning_check_writes=0) beside it, in the same run
+    assert b["readchk"][0] > 0 and abs(b["readchk_over_best"] - b["readchk"][0] / b["best_bw"][0]) < 1e-9, b
     assert b["best"] in runs[1]["settings"], b                           # a setting of the sweep
     # the A/A control: the best setting measured once more under another name, and the 95 % intervals
     assert b["again"][0] > 0 and abs(b["again_over_best"] - b["again"][0] / b["best_bw"][0]) < 1e-9, b

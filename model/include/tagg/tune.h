@@ -275,8 +275,10 @@ double tagg_tune_choose_realized(const tagg_tune_model_t *m, double x[TAGG_TV_CO
  * cost model's reached 90 %). And the machine a model was fitted on drifts
  * (session 56: direct local reads of HACC SoA 256K at 1045 MiB/s in the sweep,
  * 937-971 two hours later, aggregated ones 1074-1093 throughout). So for a
- * read pattern the engine times two settings, each chosen by the model or
- * the cost model, never by the clock alone:
+ * read pattern, and a write pattern (session 63: each write timed with its
+ * share of its file's next sync or close, engine_check.c), the engine times
+ * two settings, each chosen by the model or the cost model, never by the
+ * clock alone:
  *
  * - the choice: what runs without the check (the model's, or the cost
  *   model's where the margin keeps it);

@@ -311,7 +311,5 @@ void tagg_engine_check_synced(tagg_file_t *f, tagg_engine_t *e, double seconds, 
 void tagg_engine_check_close(tagg_file_t *f, tagg_engine_t *e)
 {
     if (e && f->rank == 0)
-        windows_close(f, e);
-    if (e)
-        e->check_nwwin = 0; /* a write's window without its file's close time: not counted */
+        windows_close(f, e); /* the write windows ended at the close's synced call, before it */
 }

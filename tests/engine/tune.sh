@@ -141,9 +141,11 @@ grep -q "domains=2 " out.txt && ! grep -q '"op":"write".*"direct":1' rec.jsonl &
 # (timed); the cost model's is ahead, and an overturn takes every round (tune.h), so files 4-7 run one more
 # of each twice, and from then on the cost model's; the data checked every time by tagg-bench. Not a timed
 # test: the two choices are 2 orders of magnitude apart, and which one each call runs is asserted.
+# calls_of OP: the last run's calls of OP (read or write) as direct:round, in order (rec.jsonl)
+calls_of() { grep "\"op\":\"$1\"" rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' '; }
 # rival_reads NAME WANT_READS WANT_COUNTS: reads (direct:round) and trials+overruled per read file of the last run (rec.jsonl, sum.txt)
 rival_reads() {
-  reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')
+  reads=$(calls_of read)
   counts=$(grep 'raw_read_calls=[1-9]' sum.txt | grep -o 'tuning_trials=[0-9]* tuning_overruled=[0-9]*' | sed 's/tuning_trials=\([0-9]*\) tuning_overruled=\([0-9]*\)/\1+\2/' | paste -sd' ')
   [ "$reads" = "$2" ] && [ "$counts" = "$3" ] && ok "  ... $1: reads (direct:round) $reads; trials+overruled $counts" \
     || bad "  ... $1: reads '$reads' (want $2); trials+overruled '$counts' (want $3)"
@@ -207,12 +209,10 @@ nt=$(grep -c "tuning check:" out.txt)
 # 3/5/7 the rival (an overturn takes every round), 8 and 9 the verdict; without --fsync each window
 # takes its share of the file's close
 sealed chkw.tune "$(printf "tagg-tune model 1\nkind decision_tree\ntarget log_seconds\ninputs 3\ninput is_read\ninput direct\ninput buffer_size\ncandidates direct 0 1\ncandidates buffer_size 4096 4194304\ncombine mean\ntrees 1\ntree 0 9\nnode 0 0 0.5 1 6 0\nnode 1 1 0.5 2 5 0\nnode 2 2 8192 3 4 0\nnode 3 -1 0 -1 -1 -5\nnode 4 -1 0 -1 -1 0\nnode 5 -1 0 -1 -1 0\nnode 6 1 0.5 7 8 0\nnode 7 -1 0 -1 -1 5\nnode 8 -1 0 -1 -1 0\n")"
-# writes (direct:round) of the last run
-wrote() { grep '"op":"write"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' '; }
 run "measured check of writes: the model's 4 KiB-round writes timed against the cost model's direct writes" \
   "tuning check: the cost model's choice wrote in [0-9.]+s, the model's choice in [0-9.]+s \(medians of 3 and 3 calls, with their shares of 3 and 3 syncs or closes of their files\): the cost model's choice for this pattern" \
   "tuning=$work/chkw.tune;tuning_check=1" --kernel array1d --dist uniform --size 256K --reps 9
-w=$(wrote)
+w=$(calls_of write)
 [ "$w" = "0:4096 0:4096 1:4194304 0:4096 1:4194304 0:4096 1:4194304 1:4194304 1:4194304" ] \
   && ! grep -q "tuning check: .* read in" out.txt && ok "  ... writes (direct:round) $w; no read checked" \
   || bad "  ... writes '$w' (want 0:4096 0:4096 1:4194304 0:4096 1:4194304 0:4096 1:4194304 1:4194304 1:4194304); $(grep -m1 'read in' out.txt)"
@@ -227,11 +227,11 @@ awk -v t="$t" 'BEGIN { split(t, a, " "); exit !(a[1] >= 0.4 && a[2] >= 0.4) }' &
   || bad "  ... medians '$t' (want both >= 0.4 s)"
 run "tuning_check_writes=0: the writes as the model says, unchecked" "tuning model chose direct=0" \
   "tuning=$work/chkw.tune;tuning_check=1;tuning_check_writes=0" --kernel array1d --dist uniform --size 256K --reps 3
-w=$(wrote)
+w=$(calls_of write)
 [ "$w" = "0:4096 0:4096 0:4096" ] && ! grep -q "tuning check" out.txt && ok "  ... writes $w" || bad "  ... writes '$w'"
 run "measured check off (tuning_check=0): every read as the model says" "tuning model chose direct=0" \
   "tuning=$work/chk.tune;tuning_check=0" --kernel array1d --dist uniform --size 256K --reps 3
-reads=$(grep '"op":"read"' rec.jsonl | sed 's/.*"direct":\([01]\),"aggregators":[0-9]*,"buffer_size":\([0-9]*\).*/\1:\2/' | paste -sd' ')
+reads=$(calls_of read)
 [ "$reads" = "0:4096 0:4096 0:4096" ] && ! grep -q "tuning check" out.txt && ok "  ... reads $reads" || bad "  ... reads '$reads'"
 # the memo serves files with and without the check: a file with tuning_check=0 that meets a read pattern
 # first must not keep a later checked file's reads of it from being checked (each repetition runs two

@@ -526,6 +526,7 @@ runs = [json.loads(l) for l in open(sys.argv[1])]
 assert [r["kernel"] for r in runs] == sys.argv[2].split(","), runs
 for r in runs:
     assert r["records"][1] >= r["records"][0], r                     # at least one record
+    assert r["read_cache"] == "drop", r  # explore's default since session 64 (fadvise left bricks' caches)
 PY
 then ok "explore: every VPIC AoS size records calls ($vpic)"; else bad "explore: VPIC AoS sizes $vpic: $(grep -E 'warning|explore' vpic.txt | tail -5)"; fi
 # heldout: one kernel of the quick sweep left out; the report and its JSON hold
